@@ -1,0 +1,3 @@
+"""Portico: an API gateway platform."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,67 @@
+"""The control-plane ASGI application: the management service (and, as later parts land,
+the marketplace admin API under /api/admin/v1), built from settings."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from portico import __version__
+from portico.core.clock import Clock
+from portico.core.db.engine import Database
+from portico.core.middleware import RequestContextMiddleware
+from portico.core.problems import install_problem_handlers
+from portico.core.refresh import RefreshTokenStore
+from portico.core.settings import Settings
+from portico.core.tokens import AccessTokenService
+from portico.management.routes import include_management_routes
+
+MANAGEMENT_AUDIENCE = "portico-management"
+
+
+def create_app(
+    settings: Settings, *, database: Database | None = None, clock: Clock | None = None
+) -> FastAPI:
+    database = database or Database(settings.resolved_database_url, echo=settings.database_echo)
+    clock = clock or Clock()
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await database.dispose()
+
+    app = FastAPI(
+        title="Portico management service",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.settings = settings
+    app.state.database = database
+    app.state.clock = clock
+    app.state.access_tokens = AccessTokenService(
+        settings.signing_keys(),
+        clock,
+        ttl_seconds=settings.access_token_ttl_seconds,
+        audience=MANAGEMENT_AUDIENCE,
+    )
+    app.state.refresh_tokens = RefreshTokenStore(
+        clock, ttl_seconds=settings.refresh_token_ttl_seconds, audience=MANAGEMENT_AUDIENCE
+    )
+    install_problem_handlers(app)
+    include_management_routes(app)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    app.add_middleware(
+        RequestContextMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        trusted_proxies=settings.trusted_proxies,
+    )
+    return app

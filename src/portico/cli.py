@@ -1,0 +1,109 @@
+"""The ``portico`` command: serve, db upgrade, bootstrap."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+import uvicorn
+from rich.console import Console
+
+from portico.core.db.engine import Database
+from portico.core.db.migrate import upgrade
+from portico.core.logging import configure_logging
+from portico.core.settings import Settings, split_host_port
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Portico API gateway platform")
+db_app = typer.Typer(no_args_is_help=True, help="Database schema")
+app.add_typer(db_app, name="db")
+console = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValueError as error:
+        console.print(f"[red]configuration error:[/red] {error}")
+        raise typer.Exit(2) from None
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = typer.Argument("head")) -> None:
+    """Apply the Alembic migrations to the configured database."""
+    settings = _settings()
+    upgrade(settings.resolved_database_url, revision)
+    console.print(f"database at {_safe_url(settings)} is at revision {revision}")
+
+
+@app.command("bootstrap")
+def bootstrap_command() -> None:
+    """Create (or reuse) the administrator, the default organisation and the test environment."""
+    from portico.bootstrap import bootstrap
+
+    settings = _settings()
+
+    async def run() -> None:
+        database = Database(settings.resolved_database_url)
+        try:
+            result = await bootstrap(settings, database)
+        finally:
+            await database.dispose()
+        if result.created_admin and result.generated_password:
+            console.print(
+                f"[bold]administrator created[/bold]: {result.email}\n"
+                f"  generated password (shown once, not stored): [bold]{result.generated_password}"
+                "[/bold]\n  set PORTICO_BOOTSTRAP_ADMIN_PASSWORD to choose it yourself"
+            )
+        elif result.created_admin:
+            console.print(f"administrator created: {result.email} (password from the environment)")
+        else:
+            console.print(f"administrator {result.email} exists; reusing it")
+        console.print(
+            f"organisation id: {result.org_id}\nenvironment 'test' id: {result.environment_id}"
+        )
+
+    asyncio.run(run())
+
+
+@app.command("serve")
+def serve(
+    migrate: bool = typer.Option(True, help="Apply migrations before starting."),
+) -> None:
+    """Run the control plane (management service) on PORTICO_LISTEN."""
+    from portico.app import create_app
+
+    settings = _settings()
+    configure_logging(settings.log_level, json_lines=settings.log_json)
+    if migrate:
+        upgrade(settings.resolved_database_url)
+    host, port = split_host_port(settings.listen)
+    base = f"http://{host}:{port}"
+    console.print(
+        f"[bold]Portico[/bold] management service on {base}  (API docs: {base}/api/docs)\n"
+        f"  sign in: curl -s -X POST {base}/api/auth/login -H 'content-type: application/json' "
+        f'-d \'{{"email": "{settings.bootstrap_admin_email}", "password": "..."}}\''
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+    )
+
+
+def _safe_url(settings: Settings) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.resolved_database_url).render_as_string(hide_password=True)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

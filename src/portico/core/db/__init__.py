@@ -1,0 +1,1 @@
+"""Database access: engine and session factory, declarative base, column types, repositories."""

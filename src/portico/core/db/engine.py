@@ -1,0 +1,78 @@
+"""Engine and session factory: one code path for SQLite (WAL) and PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.pool import NullPool
+
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA busy_timeout=10000",
+)
+
+
+class Database:
+    """The engine and the session factory of one process."""
+
+    def __init__(self, url: str, *, echo: bool = False, pool: bool = True) -> None:
+        self.url = url
+        self.engine = build_engine(url, echo=echo, pool=pool)
+        self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def session(self) -> AsyncSession:
+        return self.sessionmaker()
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def build_engine(url: str, *, echo: bool = False, pool: bool = True) -> AsyncEngine:
+    parsed = make_url(url)
+    kwargs: dict[str, Any] = {"echo": echo}
+    if not pool:
+        kwargs["poolclass"] = NullPool
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
+        _configure_sqlite(engine)
+        return engine
+    return create_async_engine(url, pool_pre_ping=True, **kwargs)
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    """WAL, foreign keys, and transactions that SQLAlchemy controls.
+
+    The sqlite3 module's own transaction handling starts transactions lazily and never for
+    SELECTs, which breaks SAVEPOINTs and lets a read-then-write transaction fail with
+    SQLITE_BUSY instead of waiting. Turning it off and emitting ``BEGIN IMMEDIATE`` ourselves
+    takes the write lock up front, so concurrent writers queue on ``busy_timeout``.
+    """
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in SQLITE_PRAGMAS:
+            cursor.execute(pragma)
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")

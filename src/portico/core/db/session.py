@@ -1,0 +1,40 @@
+"""The unit of work: a request (or a job) owns its transaction.
+
+Services flush, never commit. The dependency below commits once the endpoint function has
+returned (``scope="function"``: before the response is sent, so a failed commit is answered
+as an error and not after a 2xx already left) and rolls back on any error — except errors
+that ask for their side effects to be kept (``PorticoError.commit``), such as revoking a
+refresh-token family when reuse is detected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core.db.engine import Database
+from portico.core.errors import PorticoError
+
+
+async def _request_session(request: Request) -> AsyncIterator[AsyncSession]:
+    database: Database = request.app.state.database
+    async with database.session() as session:
+        try:
+            yield session
+        except PorticoError as error:
+            if error.commit:
+                await session.commit()
+            else:
+                await session.rollback()
+            raise
+        except BaseException:
+            await session.rollback()
+            raise
+        else:
+            await session.commit()
+
+
+SessionDep = Annotated[AsyncSession, Depends(_request_session, scope="function")]

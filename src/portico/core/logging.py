@@ -1,0 +1,130 @@
+"""Structured logging that never writes a password, token or credential.
+
+Every record is one JSON object (or a readable line in development) carrying the request id
+of the request that produced it. A filter on the root handler redacts values of sensitive
+keys in the record's extras and ``Bearer``/``Basic`` credentials and ``password=`` pairs in
+messages, so that a careless ``logger.info(..., extra={"body": payload})`` cannot leak.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "portico_request_id", default=None
+)
+
+REDACTED = "[REDACTED]"
+SENSITIVE_KEYS = frozenset(
+    {
+        "password",
+        "new_password",
+        "current_password",
+        "password_hash",
+        "secret",
+        "client_secret",
+        "secret_key",
+        "token",
+        "access_token",
+        "refresh_token",
+        "refreshtoken",
+        "id_token",
+        "authorization",
+        "cookie",
+        "set-cookie",
+        "api_key",
+        "apikey",
+        "private_key",
+        "credential",
+        "credentials",
+        "invite_token",
+        "invitetoken",
+    }
+)
+_CREDENTIAL_PATTERNS = (
+    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
+    re.compile(r"(?i)\b(password|secret|token)=([^&\s]+)"),
+)
+_RESERVED = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
+
+
+def is_sensitive_key(key: str) -> bool:
+    normalised = key.lower().replace("-", "_")
+    return normalised in SENSITIVE_KEYS or normalised.replace("_", "") in SENSITIVE_KEYS
+
+
+def redact(value: Any) -> Any:
+    """A copy of ``value`` with the values of sensitive keys replaced, at any depth."""
+    if isinstance(value, Mapping):
+        return {
+            k: (REDACTED if is_sensitive_key(str(k)) and v is not None else redact(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return redact_text(value)
+    return value
+
+
+def redact_text(text: str) -> str:
+    text = _CREDENTIAL_PATTERNS[0].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return _CREDENTIAL_PATTERNS[1].sub(lambda m: f"{m.group(1)}={REDACTED}", text)
+
+
+class RedactingFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact_text(record.msg)
+        if record.args:
+            args = record.args if isinstance(record.args, tuple) else (record.args,)
+            record.args = tuple(redact(a) if isinstance(a, str | Mapping) else a for a in args)
+        for key, value in list(vars(record).items()):
+            if key in _RESERVED:
+                continue
+            setattr(record, key, REDACTED if is_sensitive_key(key) else redact(value))
+        if getattr(record, "request_id", None) is None:
+            record.request_id = request_id_var.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _RESERVED and value is not None:
+                entry[key] = value
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RedactingFilter())
+    if json_lines:
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+        )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # uvicorn's access log would print query strings (which may carry tokens); ours does not.
+    logging.getLogger("uvicorn.access").disabled = True
+    for name in ("uvicorn", "uvicorn.error"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True

@@ -1,0 +1,166 @@
+"""Listing: page, size, sort and filters parsed from the query string, strictly.
+
+An unknown query parameter, sort key or filter is an error naming the parameter, never
+silently ignored: a client that misspells ``?enviroment=prod`` must not receive every row.
+
+Both surfaces share this: the management service's ``page``/``size``/``sort``/``<field>``
+and the marketplace's ``page``/``limit``/``sort``/``filter[<field>]``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import Request
+
+from portico.core.errors import ValidationFailed
+
+T = TypeVar("T")
+FilterStyle = Literal["plain", "bracket"]
+
+
+@dataclass(frozen=True)
+class SortKey:
+    name: str
+    descending: bool
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    page: int
+    size: int
+    sort: tuple[SortKey, ...]
+    filters: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.size
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """What one list endpoint accepts."""
+
+    sortable: frozenset[str]
+    default_sort: str
+    filterable: frozenset[str] = frozenset()
+    extra_params: frozenset[str] = frozenset()  # endpoint-specific, parsed by the endpoint
+    page_param: str = "page"
+    size_param: str = "size"
+    default_size: int = 20
+    max_size: int = 100
+    filter_style: FilterStyle = "plain"
+
+    def parse(self, params: Sequence[tuple[str, str]]) -> ListQuery:
+        errors: list[dict[str, str]] = []
+        seen: dict[str, str] = {}
+        filters: dict[str, str] = {}
+        for key, value in params:
+            if key in seen:
+                errors.append({"parameter": key, "detail": f"{key}: given more than once"})
+                continue
+            seen[key] = value
+            name = self._filter_name(key)
+            if name is not None:
+                if name in self.filterable:
+                    filters[name] = value
+                else:
+                    errors.append({"parameter": key, "detail": f"{key}: unknown filter"})
+            elif key not in (self.page_param, self.size_param, "sort") and (
+                key not in self.extra_params
+            ):
+                errors.append({"parameter": key, "detail": f"{key}: unknown query parameter"})
+        page = self._integer(seen, self.page_param, 1, 1, 1_000_000, errors)
+        size = self._integer(seen, self.size_param, self.default_size, 1, self.max_size, errors)
+        sort = self._sort(seen.get("sort", self.default_sort), errors)
+        if errors:
+            raise ValidationFailed(errors)
+        return ListQuery(page=page, size=size, sort=sort, filters=filters)
+
+    def _filter_name(self, key: str) -> str | None:
+        if self.filter_style == "bracket":
+            if key.startswith("filter[") and key.endswith("]"):
+                return key[len("filter[") : -1]
+            return None
+        reserved = {self.page_param, self.size_param, "sort", *self.extra_params}
+        return None if key in reserved else key
+
+    @staticmethod
+    def _integer(
+        seen: Mapping[str, str],
+        name: str,
+        default: int,
+        low: int,
+        high: int,
+        errors: list[dict[str, str]],
+    ) -> int:
+        raw = seen.get(name)
+        if raw is None:
+            return default
+        if not raw.isdigit() or not low <= int(raw) <= high:
+            errors.append(
+                {"parameter": name, "detail": f"{name}: must be an integer from {low} to {high}"}
+            )
+            return default
+        return int(raw)
+
+    def _sort(self, raw: str, errors: list[dict[str, str]]) -> tuple[SortKey, ...]:
+        keys: list[SortKey] = []
+        for part in (p.strip() for p in raw.split(",")):
+            name = part.removeprefix("-")
+            if not name or name not in self.sortable:
+                allowed = ", ".join(sorted(self.sortable))
+                errors.append(
+                    {"parameter": "sort", "detail": f"sort: unknown key {part!r}; use {allowed}"}
+                )
+                continue
+            keys.append(SortKey(name, part.startswith("-")))
+        return tuple(keys)
+
+
+def list_query(spec: ListSpec) -> Callable[[Request], ListQuery]:
+    """A FastAPI dependency that parses the request's query string with ``spec``."""
+
+    def dependency(request: Request) -> ListQuery:
+        return spec.parse(list(request.query_params.multi_items()))
+
+    return dependency
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: list[T]
+    page: int
+    size: int
+    total: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.size)) if self.size else 1
+
+
+async def paginate(
+    session: AsyncSession,
+    statement: Select[Any],
+    query: ListQuery,
+    columns: Mapping[str, ColumnElement[Any]],
+    *,
+    tiebreaker: ColumnElement[Any],
+) -> Page[Any]:
+    """Run ``statement`` for one page, ordered by ``query.sort`` (then ``tiebreaker`` so that
+    pages never overlap), and count the whole result."""
+    total = await session.scalar(
+        select(func.count()).select_from(statement.order_by(None).subquery())
+    )
+    ordering = [
+        columns[k.name].desc() if k.descending else columns[k.name].asc() for k in query.sort
+    ]
+    rows = await session.scalars(
+        statement.order_by(*ordering, tiebreaker).offset(query.offset).limit(query.size)
+    )
+    return Page(items=list(rows), page=query.page, size=query.size, total=int(total or 0))

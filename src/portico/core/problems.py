@@ -1,0 +1,129 @@
+"""The one place errors become HTTP responses (``application/problem+json``).
+
+No stack trace, exception text of an unexpected error, or request body ever reaches a
+client: unexpected errors are logged with the request id and answered with a bare 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import IntegrityError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse, Response
+
+from portico.core.errors import (
+    PROBLEM_CONTENT_TYPE,
+    STATUS_ERRORS,
+    Conflict,
+    PorticoError,
+    UnsupportedMediaType,
+    ValidationFailed,
+)
+from portico.core.validation import describe, json_pointer, translate
+
+logger = logging.getLogger("portico.http")
+
+
+def problem_response(error: PorticoError) -> Response:
+    return JSONResponse(
+        error.to_problem(),
+        status_code=error.status,
+        headers=error.headers,
+        media_type=PROBLEM_CONTENT_TYPE,
+    )
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(PorticoError, _portico_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _request_validation)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_exception)  # type: ignore[arg-type]
+    app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)
+
+
+async def _portico_error(_request: Request, error: PorticoError) -> Response:
+    return problem_response(error)
+
+
+async def _request_validation(request: Request, error: RequestValidationError) -> Response:
+    return problem_response(request_validation_error(request, error.errors()))
+
+
+def request_validation_error(request: Request, errors: Any) -> PorticoError:
+    """FastAPI's validation errors: body errors get JSON pointers, query errors the parameter."""
+    items: list[dict[str, str]] = []
+    for error in errors:
+        loc = tuple(error.get("loc", ()))
+        source = loc[0] if loc else "body"
+        if source == "body":
+            if error.get("type") == "model_attributes_type" and len(loc) == 1:
+                # a body that is not JSON at all reaches here as raw bytes
+                return _media_type_error(request)
+            if error.get("type") == "missing" and len(loc) == 1:
+                items.append({"pointer": "", "detail": "request body is required"})
+                continue
+            if error.get("type") == "json_invalid":
+                items.append({"pointer": "", "detail": describe(error, ())})
+                continue
+            items.extend(translate([error], strip=1))
+        else:
+            name = str(loc[1]) if len(loc) > 1 else str(source)
+            items.append(
+                {"parameter": name, "detail": describe(error, loc[1:]).replace("$", name, 1)}
+            )
+    return ValidationFailed(items)
+
+
+def _media_type_error(request: Request) -> PorticoError:
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() in ("application/json", ""):
+        return ValidationFailed([{"pointer": "", "detail": "request body must be a JSON object"}])
+    return UnsupportedMediaType(
+        f"Content-Type {content_type!r} is not supported; use application/json"
+    )
+
+
+async def _http_exception(_request: Request, error: StarletteHTTPException) -> Response:
+    detail = error.detail if isinstance(error.detail, str) else None
+    if error.status_code == 404 and detail == "Not Found":
+        detail = "no such endpoint"
+    cls = STATUS_ERRORS.get(error.status_code)
+    if cls is None:
+        body = {
+            "type": "about:blank",
+            "title": detail or "Error",
+            "status": error.status_code,
+            "detail": detail or "",
+        }
+        return JSONResponse(
+            body,
+            status_code=error.status_code,
+            headers=error.headers,
+            media_type=PROBLEM_CONTENT_TYPE,
+        )
+    problem = cls.__new__(cls)
+    PorticoError.__init__(problem, detail, headers=error.headers)
+    return problem_response(problem)
+
+
+async def _integrity_error(_request: Request, error: IntegrityError) -> Response:
+    # Services check uniqueness first and answer with a precise message; reaching here means
+    # a concurrent request won the race. The transaction is rolled back by the session owner.
+    logger.info("integrity error answered as 409", extra={"error": type(error.orig).__name__})
+    return problem_response(Conflict("the change conflicts with another one; retry"))
+
+
+async def _unexpected(request: Request, error: Exception) -> Response:
+    logger.error(
+        "unhandled error",
+        exc_info=error,
+        extra={"request_id": getattr(request.state, "request_id", None), "path": request.url.path},
+    )
+    return problem_response(PorticoError())
+
+
+__all__ = ["install_problem_handlers", "json_pointer", "problem_response"]

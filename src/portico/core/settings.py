@@ -1,0 +1,119 @@
+"""Process settings, read once from ``PORTICO_*`` environment variables (and ``.env``).
+
+The embedded default runs with no configuration at all: SQLite under ``var/``, and a
+secret key generated into ``var/secret.key`` on first start. Outside ``development``,
+a placeholder secret (one of the values people paste from examples) is refused at start.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRETS = frozenset(
+    {"", "change-me", "changeme", "change_me", "secret", "development", "dev", "portico", "test"}
+)
+MIN_SECRET_LENGTH = 32
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="PORTICO_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    environment: Literal["development", "test", "production"] = Field(
+        "production",
+        description="'development' relaxes the secret checks; anything else enforces them.",
+    )
+    data_dir: Path = Field(Path("var"), description="Where the embedded defaults keep state.")
+    database_url: str = Field(
+        "", description="SQLAlchemy URL; empty means SQLite at <data_dir>/portico.db."
+    )
+    database_echo: bool = False
+    secret_key: SecretStr = Field(
+        SecretStr(""),
+        description="Signs access tokens. Empty: generated once into <data_dir>/secret.key.",
+    )
+    previous_secret_keys: list[SecretStr] = Field(
+        default_factory=list,
+        description="Keys still accepted for verification during a rotation.",
+    )
+    listen: str = Field("127.0.0.1:9180", description="host:port of the control plane.")
+    gateway_listen: str = Field("127.0.0.1:9080", description="host:port of the gateway.")
+    metrics_listen: str = Field("127.0.0.1:9091", description="host:port of /metrics.")
+    public_url: str = Field("", description="How users reach the control plane (links).")
+    access_token_ttl_seconds: int = Field(3600, ge=60, le=86400)
+    refresh_token_ttl_seconds: int = Field(30 * 86400, ge=3600)
+    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_json: bool = True
+    trusted_proxies: list[str] = Field(
+        default_factory=list, description="CIDRs whose X-Forwarded-For is believed."
+    )
+    bootstrap_admin_email: str = "admin@example.com"
+    bootstrap_admin_password: SecretStr | None = None
+    bootstrap_org_name: str = "Default"
+    redis_url: str = ""
+    smtp_url: str = ""
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secrets(self) -> Settings:
+        key = self.secret_key.get_secret_value()
+        if self.environment != "development" and key and is_placeholder(key):
+            raise ValueError(
+                "PORTICO_SECRET_KEY is a placeholder or shorter than "
+                f"{MIN_SECRET_LENGTH} characters; set a random value "
+                "(python -c 'import secrets; print(secrets.token_urlsafe(48))')"
+            )
+        return self
+
+    @cached_property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.data_dir / 'portico.db'}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_database_url.startswith("sqlite")
+
+    def signing_keys(self) -> list[str]:
+        """Current key first, then the ones still accepted during a rotation."""
+        current = self.secret_key.get_secret_value() or load_or_create_secret(self.data_dir)
+        return [current, *(k.get_secret_value() for k in self.previous_secret_keys)]
+
+
+def is_placeholder(value: str) -> bool:
+    return value.strip().lower() in PLACEHOLDER_SECRETS or len(value) < MIN_SECRET_LENGTH
+
+
+def load_or_create_secret(data_dir: Path) -> str:
+    """The embedded default's key: random, created once, readable by the owner only."""
+    path = data_dir / "secret.key"
+    if path.exists():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_urlsafe(48)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process won the race: use its key
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as handle:
+        handle.write(value + "\n")
+    return value
+
+
+def split_host_port(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    return host.strip("[]") or "127.0.0.1", int(port)

@@ -1,0 +1,1 @@
+"""Management service (surface A): environments, upstreams, APIs, revisions."""

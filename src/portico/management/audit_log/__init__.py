@@ -1,0 +1,1 @@
+"""audit log domain."""

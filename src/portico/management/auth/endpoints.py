@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from portico.core.audit import Actor
+from portico.core.db.session import SessionDep
+from portico.management.access import CallerDep
+from portico.management.auth import service as auth_service
+from portico.management.auth.schemas import (
+    AcceptInvitationRequest,
+    LoginRequest,
+    MeRead,
+    RefreshRequest,
+    TokenResponse,
+)
+
+router = APIRouter(tags=["auth"])
+
+
+def _anonymous_actor(request: Request) -> Actor:
+    return Actor(
+        id=None,
+        email=None,
+        kind="anonymous",
+        request_id=getattr(request.state, "request_id", None),
+        ip=getattr(request.state, "client_ip", None),
+    )
+
+
+@router.post("/api/auth/login", response_model=TokenResponse)
+async def login(body: LoginRequest, request: Request, session: SessionDep) -> TokenResponse:
+    state = request.app.state
+    return await auth_service.login(
+        session=session,
+        tokens=state.access_tokens,
+        refresh=state.refresh_tokens,
+        email=body.email,
+        password=body.password,
+        actor=_anonymous_actor(request),
+        clock=state.clock,
+    )
+
+
+@router.post("/api/auth/refresh", response_model=TokenResponse)
+async def refresh(body: RefreshRequest, request: Request, session: SessionDep) -> TokenResponse:
+    state = request.app.state
+    return await auth_service.refresh_tokens(
+        session=session,
+        tokens=state.access_tokens,
+        refresh=state.refresh_tokens,
+        raw_refresh_token=body.refresh_token,
+    )
+
+
+@router.post("/api/auth/accept-invitation", response_model=TokenResponse)
+async def accept_invitation(
+    body: AcceptInvitationRequest, request: Request, session: SessionDep
+) -> TokenResponse:
+    state = request.app.state
+    return await auth_service.accept_invitation(
+        session=session,
+        tokens=state.access_tokens,
+        refresh=state.refresh_tokens,
+        raw_token=body.token,
+        password=body.password,
+        display_name=body.display_name,
+        actor=_anonymous_actor(request),
+        clock=state.clock,
+    )
+
+
+@router.get("/api/me", response_model=MeRead)
+async def get_me(caller: CallerDep, session: SessionDep) -> MeRead:
+    return await auth_service.me(session=session, user=caller.user)

@@ -1,0 +1,162 @@
+"""Sign-in, token refresh, the caller's own view, and accepting an invitation."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core import audit
+from portico.core.account import AccountStatus, User, find_by_email
+from portico.core.audit import Actor
+from portico.core.clock import Clock
+from portico.core.errors import Unauthorized
+from portico.core.passwords import hash_password, needs_rehash, verify_password
+from portico.core.refresh import RefreshTokenStore
+from portico.core.tokens import AccessTokenService, hash_opaque_token
+from portico.management.access import effective_permissions
+from portico.management.auth.schemas import MeOrg, MeRead, TokenResponse
+from portico.management.org.models import Membership, Organization
+from portico.management.role.permissions import PERMISSIONS
+from portico.management.user.models import Invitation
+
+INVALID_CREDENTIALS = "invalid email or password"
+
+
+async def login(
+    *,
+    session: AsyncSession,
+    tokens: AccessTokenService,
+    refresh: RefreshTokenStore,
+    email: str,
+    password: str,
+    actor: Actor,
+    clock: Clock,
+) -> TokenResponse:
+    user = await find_by_email(session, email)
+    # Verify even when there is no usable account, so failures take the same time.
+    ok = verify_password(user.password_hash if user else None, password)
+    if user is None or not ok or not user.can_sign_in:
+        raise Unauthorized(INVALID_CREDENTIALS)
+    if needs_rehash(user.password_hash or ""):
+        user.password_hash = hash_password(password)
+    user.last_login_at = clock.now()
+    await audit.record(
+        session,
+        Actor(id=user.id, email=user.email, request_id=actor.request_id, ip=actor.ip),
+        action="auth.login",
+        entity_type="user",
+        entity_id=user.id,
+    )
+    return await _issue(session, tokens, refresh, user)
+
+
+async def refresh_tokens(
+    *,
+    session: AsyncSession,
+    tokens: AccessTokenService,
+    refresh: RefreshTokenStore,
+    raw_refresh_token: str,
+) -> TokenResponse:
+    issued = await refresh.rotate(session, raw_refresh_token)
+    user = await session.get(User, issued.subject_id)
+    if user is None or not user.can_sign_in:
+        await refresh.revoke_family(session, issued.family_id)
+        raise Unauthorized("invalid refresh token")
+    access = tokens.issue(str(user.id))
+    return TokenResponse(
+        token=access.token, refresh_token=issued.token, expires_at=access.expires_at
+    )
+
+
+async def _issue(
+    session: AsyncSession, tokens: AccessTokenService, refresh: RefreshTokenStore, user: User
+) -> TokenResponse:
+    access = tokens.issue(str(user.id))
+    issued = await refresh.issue(session, subject_id=user.id)
+    return TokenResponse(
+        token=access.token, refresh_token=issued.token, expires_at=access.expires_at
+    )
+
+
+async def me(*, session: AsyncSession, user: User) -> MeRead:
+    orgs: list[MeOrg] = []
+    if user.is_platform_admin:
+        rows = list(await session.scalars(select(Organization).order_by(Organization.name)))
+        memberships = {
+            m.org_id: m
+            for m in await session.scalars(select(Membership).where(Membership.user_id == user.id))
+        }
+        for org in rows:
+            membership = memberships.get(org.id)
+            roles = sorted(r.name for r in membership.roles) if membership else []
+            orgs.append(
+                MeOrg(id=org.id, name=org.name, roles=roles, permissions=sorted(PERMISSIONS))
+            )
+    else:
+        statement = (
+            select(Membership, Organization)
+            .join(Organization, Organization.id == Membership.org_id)
+            .where(Membership.user_id == user.id)
+            .order_by(Organization.name)
+        )
+        for membership, org in (await session.execute(statement)).tuples():
+            permissions = await effective_permissions(session, membership.id)
+            orgs.append(
+                MeOrg(
+                    id=org.id,
+                    name=org.name,
+                    roles=sorted(r.name for r in membership.roles),
+                    permissions=sorted(permissions),
+                )
+            )
+    return MeRead(
+        id=user.id,
+        email=user.email,
+        display_name=user.display_name,
+        is_platform_admin=user.is_platform_admin,
+        orgs=orgs,
+    )
+
+
+INVALID_INVITATION = "invalid or expired invitation"
+
+
+async def accept_invitation(
+    *,
+    session: AsyncSession,
+    tokens: AccessTokenService,
+    refresh: RefreshTokenStore,
+    raw_token: str,
+    password: str,
+    display_name: str | None,
+    actor: Actor,
+    clock: Clock,
+) -> TokenResponse:
+    invitation = await session.scalar(
+        select(Invitation).where(Invitation.token_hash == hash_opaque_token(raw_token))
+    )
+    if (
+        invitation is None
+        or invitation.accepted_at is not None
+        or invitation.expires_at <= clock.now()
+    ):
+        raise Unauthorized(INVALID_INVITATION)
+    user = await session.get(User, invitation.user_id)
+    if user is None or user.status not in (AccountStatus.INVITED, AccountStatus.ACTIVE):
+        raise Unauthorized(INVALID_INVITATION)
+    invitation.accepted_at = clock.now()
+    if user.status is AccountStatus.INVITED:
+        # An existing account keeps its password: the invitation only adds a membership.
+        user.password_hash = hash_password(password)
+        user.status = AccountStatus.ACTIVE
+        if display_name:
+            user.display_name = display_name
+    await audit.record(
+        session,
+        Actor(id=user.id, email=user.email, request_id=actor.request_id, ip=actor.ip),
+        action="invitation.accept",
+        entity_type="invitation",
+        entity_id=invitation.id,
+        org_id=invitation.org_id,
+    )
+    return await _issue(session, tokens, refresh, user)

@@ -1,0 +1,135 @@
+"""Environments: create, read, change, delete; every change audited."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import exists, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core import audit
+from portico.core.errors import Conflict, NotFound
+from portico.core.pagination import ListQuery, Page
+from portico.management.access import OrgCaller
+from portico.management.environment.models import Environment, GatewayHost
+from portico.management.environment.repository import EnvironmentRepository
+from portico.management.environment.schemas import (
+    EnvironmentCreate,
+    EnvironmentRead,
+    EnvironmentUpdate,
+)
+from portico.management.upstream.models import Upstream
+
+
+class EnvironmentNotFound(NotFound):
+    default_detail = "environment not found"
+
+
+def snapshot(env: Environment) -> dict[str, Any]:
+    return EnvironmentRead.model_validate(env).model_dump(mode="json")
+
+
+async def get(*, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID) -> Environment:
+    env = await EnvironmentRepository(session).get_in_org(caller.org_id, env_id)
+    if env is None:
+        raise EnvironmentNotFound()
+    return env
+
+
+async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[Environment]:
+    repository = EnvironmentRepository(session)
+    statement = repository.in_org(caller.org_id)
+    if "name" in query.filters:
+        statement = statement.where(Environment.name == query.filters["name"])
+    return await repository.page(statement, query)
+
+
+async def create(
+    *, session: AsyncSession, caller: OrgCaller, data: EnvironmentCreate
+) -> Environment:
+    repository = EnvironmentRepository(session)
+    await _check_unique(repository, caller.org_id, data.name, data.gateway_hosts, None)
+    env = Environment(
+        id=uuid.uuid4(),
+        org_id=caller.org_id,
+        name=data.name,
+        description=data.description,
+        hosts=_hosts(data.gateway_hosts),
+    )
+    await repository.add(env)
+    await audit.record(
+        session,
+        caller.actor,
+        action="environment.create",
+        entity_type="environment",
+        entity_id=env.id,
+        org_id=caller.org_id,
+        after=snapshot(env),
+    )
+    return env
+
+
+async def update(
+    *, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID, data: EnvironmentUpdate
+) -> Environment:
+    repository = EnvironmentRepository(session)
+    env = await get(session=session, caller=caller, env_id=env_id)
+    before = snapshot(env)
+    await _check_unique(repository, caller.org_id, data.name, data.gateway_hosts, env.id)
+    if data.name is not None:
+        env.name = data.name
+    if data.description is not None:
+        env.description = data.description
+    if data.gateway_hosts is not None and data.gateway_hosts != env.gateway_hosts:
+        env.hosts.clear()
+        await session.flush()  # free the host keys before re-inserting any of them
+        env.hosts.extend(_hosts(data.gateway_hosts))
+    await session.flush()
+    await session.refresh(env)
+    await audit.record(
+        session,
+        caller.actor,
+        action="environment.update",
+        entity_type="environment",
+        entity_id=env.id,
+        org_id=caller.org_id,
+        before=before,
+        after=snapshot(env),
+    )
+    return env
+
+
+async def delete(*, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID) -> None:
+    env = await get(session=session, caller=caller, env_id=env_id)
+    if await session.scalar(select(exists().where(Upstream.environment_id == env.id))):
+        raise Conflict(f"environment '{env.name}' still has upstreams; delete them first")
+    before = snapshot(env)
+    await EnvironmentRepository(session).delete(env)
+    await audit.record(
+        session,
+        caller.actor,
+        action="environment.delete",
+        entity_type="environment",
+        entity_id=env_id,
+        org_id=caller.org_id,
+        before=before,
+    )
+
+
+async def _check_unique(
+    repository: EnvironmentRepository,
+    org_id: uuid.UUID,
+    name: str | None,
+    hosts: list[str] | None,
+    env_id: uuid.UUID | None,
+) -> None:
+    if name is not None and await repository.name_taken(org_id, name, except_id=env_id):
+        raise Conflict(f"an environment named '{name}' already exists")
+    taken = await repository.hosts_taken(hosts or [], except_env=env_id)
+    if taken:
+        raise Conflict(f"gateway host already serves another environment: {', '.join(taken)}")
+
+
+def _hosts(hosts: list[str]) -> list[GatewayHost]:
+    return [GatewayHost(host=h, position=i) for i, h in enumerate(hosts)]

@@ -1,0 +1,43 @@
+"""Organisations and memberships: the tenancy boundary of the management service."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import Column, ForeignKey, String, Table, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from portico.core.account import User
+from portico.core.db.base import Base, IdMixin, TimestampMixin
+
+
+class Organization(IdMixin, TimestampMixin, Base):
+    __tablename__ = "orgs"
+
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    description: Mapped[str] = mapped_column(String(1000), default="")
+
+
+membership_roles = Table(
+    "membership_roles",
+    Base.metadata,
+    Column("membership_id", ForeignKey("memberships.id", ondelete="CASCADE"), primary_key=True),
+    Column("role_id", ForeignKey("roles.id", ondelete="CASCADE"), primary_key=True),
+)
+
+
+class Membership(IdMixin, TimestampMixin, Base):
+    """A user's place in an organisation, with the roles granted to them directly."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("org_id", "user_id"),)
+
+    org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("orgs.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    user: Mapped[User] = relationship(lazy="joined")
+    roles: Mapped[list[Role]] = relationship(secondary=membership_roles, lazy="selectin")
+
+
+from portico.management.role.models import Role  # noqa: E402  (mutual reference)

@@ -1,0 +1,1 @@
+"""Upstreams: the backends an environment routes to, and their specification."""

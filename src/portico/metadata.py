@@ -1,0 +1,27 @@
+"""Every table of every part, registered on one ``MetaData`` for Alembic and the tests."""
+
+from portico.core import account, audit, refresh
+from portico.core.db.base import Base
+from portico.management.environment import models as environment_models
+from portico.management.group import models as group_models
+from portico.management.identity_provider import models as idp_models
+from portico.management.org import models as org_models
+from portico.management.role import models as role_models
+from portico.management.upstream import models as upstream_models
+from portico.management.user import models as user_models
+
+metadata = Base.metadata
+
+__all__ = [
+    "account",
+    "audit",
+    "environment_models",
+    "group_models",
+    "idp_models",
+    "metadata",
+    "org_models",
+    "refresh",
+    "role_models",
+    "upstream_models",
+    "user_models",
+]

@@ -1,0 +1,254 @@
+"""Fixtures shared by the whole suite.
+
+The store is chosen per run: ``pytest --db=sqlite`` (default) or ``pytest --db=postgresql``
+(``make test`` runs both). The schema is built once per run from the Alembic migrations into
+a template; every test gets its own copy (a file copy on SQLite, ``CREATE DATABASE ...
+TEMPLATE`` on PostgreSQL), so tests exercise real commits and cannot see each other's data.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import SecretStr
+from sqlalchemy import select
+
+from portico.app import create_app
+from portico.core.account import AccountStatus, User
+from portico.core.audit import Actor
+from portico.core.clock import Clock
+from portico.core.db.engine import Database
+from portico.core.db.migrate import upgrade
+from portico.core.settings import Settings
+from portico.management.org import service as org_service
+from portico.management.org.models import Membership
+from portico.management.org.schemas import OrganizationCreate
+from portico.management.role.models import Role
+from tests.support.pgcluster import PostgresCluster
+
+TEST_PASSWORD = "correct horse battery staple"
+TEST_SECRET = "test-secret-key-0123456789abcdef0123456789"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--db",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="store the suite runs against",
+    )
+
+
+@pytest.fixture(scope="session")
+def db_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.config.getoption("--db"))
+
+
+@dataclass
+class DatabaseTemplate:
+    backend: str
+    sqlite_file: Path | None = None
+    cluster: PostgresCluster | None = None
+    template_name: str = "portico_template"
+
+    def new_url(self, tmp_path: Path) -> str:
+        if self.sqlite_file is not None:
+            target = tmp_path / "portico.db"
+            shutil.copyfile(self.sqlite_file, target)
+            return f"sqlite+aiosqlite:///{target}"
+        assert self.cluster is not None
+        name = f"t_{uuid.uuid4().hex[:16]}"
+        self.cluster.create_database(name, template=self.template_name)
+        return self.cluster.url(name)
+
+    def drop(self, url: str) -> None:
+        if self.cluster is not None:
+            self.cluster.drop_database(url.rsplit("/", 1)[1])
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster(
+    db_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PostgresCluster | None]:
+    if db_backend != "postgresql":
+        yield None
+        return
+    cluster = PostgresCluster(tmp_path_factory.mktemp("pg"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def db_template(
+    db_backend: str,
+    postgres_cluster: PostgresCluster | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> DatabaseTemplate:
+    if postgres_cluster is None:
+        path = tmp_path_factory.mktemp("sqlite-template") / "template.db"
+        upgrade(f"sqlite+aiosqlite:///{path}")
+        return DatabaseTemplate("sqlite", sqlite_file=path)
+    template = DatabaseTemplate("postgresql", cluster=postgres_cluster)
+    postgres_cluster.create_database(template.template_name)
+    upgrade(postgres_cluster.url(template.template_name))
+    return template
+
+
+@pytest.fixture
+def database_url(db_template: DatabaseTemplate, tmp_path: Path) -> Iterator[str]:
+    url = db_template.new_url(tmp_path)
+    yield url
+    db_template.drop(url)
+
+
+@pytest.fixture
+async def database(database_url: str) -> AsyncIterator[Database]:
+    db = Database(database_url)
+    yield db
+    await db.dispose()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        environment="test",
+        data_dir=tmp_path,
+        database_url=database_url,
+        secret_key=SecretStr(TEST_SECRET),
+        log_json=False,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+
+
+@pytest.fixture
+def app(settings: Settings, database: Database, clock: Clock):  # type: ignore[no-untyped-def]
+    return create_app(settings, database=database, clock=clock)
+
+
+@pytest.fixture
+async def client(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http
+
+
+# ---------------------------------------------------------------------------- data factories
+
+_PASSWORD_HASH: str | None = None
+
+
+def password_hash() -> str:
+    """argon2 is slow on purpose; hash the shared test password once per process."""
+    global _PASSWORD_HASH
+    if _PASSWORD_HASH is None:
+        from portico.core.passwords import hash_password
+
+        _PASSWORD_HASH = hash_password(TEST_PASSWORD)
+    return _PASSWORD_HASH
+
+
+@dataclass
+class Account:
+    """A user created for a test, with a ready bearer token."""
+
+    id: uuid.UUID
+    email: str
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+@dataclass
+class Org:
+    id: uuid.UUID
+    name: str
+
+
+class Factory:
+    """Writes test data through the services (so predefined roles exist as in production)."""
+
+    def __init__(self, database: Database, app) -> None:  # type: ignore[no-untyped-def]
+        self.database = database
+        self.app = app
+
+    async def user(
+        self,
+        org: Org | None = None,
+        *,
+        roles: tuple[str, ...] = (),
+        email: str | None = None,
+        platform_admin: bool = False,
+        status: AccountStatus = AccountStatus.ACTIVE,
+    ) -> Account:
+        email = email or f"user-{uuid.uuid4().hex[:10]}@example.com"
+        async with self.database.session() as session, session.begin():
+            user = User(
+                id=uuid.uuid4(),
+                email=email,
+                display_name=email.split("@")[0],
+                password_hash=password_hash(),
+                status=status,
+                is_platform_admin=platform_admin,
+            )
+            session.add(user)
+            await session.flush()
+            if org is not None:
+                role_rows = list(
+                    await session.scalars(
+                        select(Role).where(Role.org_id == org.id, Role.name.in_(roles))
+                    )
+                )
+                assert len(role_rows) == len(roles), f"unknown role among {roles}"
+                session.add(
+                    Membership(id=uuid.uuid4(), org_id=org.id, user_id=user.id, roles=role_rows)
+                )
+        token = self.app.state.access_tokens.issue(str(user.id)).token
+        return Account(user.id, email, token)
+
+    async def org(self, name: str | None = None) -> Org:
+        name = name or f"org-{uuid.uuid4().hex[:8]}"
+        async with self.database.session() as session, session.begin():
+            org = await org_service.create(
+                session=session,
+                actor=Actor.system("test"),
+                data=OrganizationCreate(name=name),
+                owner=None,
+            )
+        return Org(org.id, org.name)
+
+
+@pytest.fixture
+def factory(database: Database, app) -> Factory:  # type: ignore[no-untyped-def]
+    return Factory(database, app)
+
+
+@pytest.fixture
+async def org(factory: Factory) -> Org:
+    return await factory.org("Acme")
+
+
+@pytest.fixture
+async def admin(factory: Factory, org: Org) -> Account:
+    """An org member with the predefined Administrator role (not a platform admin)."""
+    return await factory.user(org, roles=("Administrator",), email="admin@acme.example.com")
+
+
+@pytest.fixture
+async def viewer(factory: Factory, org: Org) -> Account:
+    return await factory.user(org, roles=("Viewer",), email="viewer@acme.example.com")

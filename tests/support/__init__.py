@@ -1,0 +1,1 @@
+"""Test support: real throwaway PostgreSQL and Redis servers for the test suite."""
