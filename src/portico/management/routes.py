@@ -7,9 +7,26 @@ from fastapi import FastAPI
 from portico.management.audit_log.endpoints import router as audit_log_router
 from portico.management.auth.endpoints import router as auth_router
 from portico.management.environment.endpoints import router as environment_router
+from portico.management.group.endpoints import router as group_router
+from portico.management.identity_provider.endpoints import router as identity_provider_router
 from portico.management.org.endpoints import router as org_router
+from portico.management.role.endpoints import router as role_router
+from portico.management.upstream.endpoints import router as upstream_router
+from portico.management.user.endpoints import router as user_router
+
+ROUTERS = (
+    auth_router,
+    org_router,
+    user_router,
+    role_router,
+    group_router,
+    identity_provider_router,
+    environment_router,
+    upstream_router,
+    audit_log_router,
+)
 
 
 def include_management_routes(app: FastAPI) -> None:
-    for router in (auth_router, org_router, environment_router, audit_log_router):
+    for router in ROUTERS:
         app.include_router(router)
