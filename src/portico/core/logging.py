@@ -55,9 +55,12 @@ _CREDENTIAL_PATTERNS = (
 _RESERVED = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 
 
+#: the same keys with separators removed, so that camelCase and kebab-case match too
+_SENSITIVE_COMPACT = frozenset(k.replace("_", "").replace("-", "") for k in SENSITIVE_KEYS)
+
+
 def is_sensitive_key(key: str) -> bool:
-    normalised = key.lower().replace("-", "_")
-    return normalised in SENSITIVE_KEYS or normalised.replace("_", "") in SENSITIVE_KEYS
+    return key.lower().replace("_", "").replace("-", "") in _SENSITIVE_COMPACT
 
 
 def redact(value: Any) -> Any:

@@ -6,6 +6,7 @@ import uuid
 
 import httpx
 import pytest
+
 from tests.conftest import Account, Factory, Org
 
 

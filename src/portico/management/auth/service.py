@@ -99,7 +99,7 @@ async def me(*, session: AsyncSession, user: User) -> MeRead:
             .where(Membership.user_id == user.id)
             .order_by(Organization.name)
         )
-        for membership, org in (await session.execute(statement)).tuples():
+        for membership, org in await session.execute(statement):
             permissions = await effective_permissions(session, membership.id)
             orgs.append(
                 MeOrg(
