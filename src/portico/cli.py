@@ -16,7 +16,7 @@ from portico.core.settings import Settings, split_host_port
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Portico API gateway platform")
 db_app = typer.Typer(no_args_is_help=True, help="Database schema")
 app.add_typer(db_app, name="db")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # never wrap a password or a command
 
 
 def _settings() -> Settings:
@@ -57,12 +57,73 @@ def bootstrap_command() -> None:
         elif result.created_admin:
             console.print(f"administrator created: {result.email} (password from the environment)")
         else:
-            console.print(f"administrator {result.email} exists; reusing it")
+            console.print(
+                f"administrator {result.email} exists; reusing it (its password was printed when "
+                f"it was created; `portico users set-password {result.email}` sets a new one)"
+            )
         console.print(
             f"organisation id: {result.org_id}\nenvironment 'test' id: {result.environment_id}"
         )
 
     asyncio.run(run())
+
+
+users_app = typer.Typer(no_args_is_help=True, help="Accounts")
+app.add_typer(users_app, name="users")
+
+
+@users_app.command("set-password")
+def set_password(
+    email: str,
+    password: str = typer.Option(
+        ...,
+        prompt=True,
+        hide_input=True,
+        confirmation_prompt=True,
+        envvar="PORTICO_NEW_PASSWORD",
+        help="Prompted for when not given (never echoed).",
+    ),
+) -> None:
+    """Set an account's password (e.g. a lost bootstrap password), revoking its sessions."""
+    from portico.core import audit
+    from portico.core.account import AccountStatus, find_by_email
+    from portico.core.audit import Actor
+    from portico.core.clock import Clock
+    from portico.core.passwords import hash_password
+    from portico.core.refresh import RefreshTokenStore
+
+    if len(password) < 12:
+        console.print("[red]password must be at least 12 characters[/red]")
+        raise typer.Exit(2)
+    settings = _settings()
+
+    async def run() -> bool:
+        database = Database(settings.resolved_database_url)
+        try:
+            async with database.session() as session, session.begin():
+                user = await find_by_email(session, email)
+                if user is None:
+                    return False
+                user.password_hash = hash_password(password)
+                if user.status is AccountStatus.INVITED:
+                    user.status = AccountStatus.ACTIVE
+                store = RefreshTokenStore(Clock(), ttl_seconds=60, audience="portico-management")
+                await store.revoke_subject(session, user.id)
+                await audit.record(
+                    session,
+                    Actor.system("cli"),
+                    action="user.set_password",
+                    entity_type="user",
+                    entity_id=user.id,
+                )
+                return True
+        finally:
+            await database.dispose()
+
+    if not asyncio.run(run()):
+        console.print(f"[red]no account with email {email}[/red]")
+        raise typer.Exit(1)
+    console.print(f"password of {email} changed; its refresh tokens are revoked")
 
 
 @app.command("serve")
