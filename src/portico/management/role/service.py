@@ -1,0 +1,151 @@
+"""Roles: named permission sets of an organisation. Predefined roles are read-only."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core import audit
+from portico.core.errors import Conflict, NotFound, ValidationFailed
+from portico.core.pagination import ListQuery, Page
+from portico.management.access import OrgCaller
+from portico.management.role.models import Role
+from portico.management.role.permissions import PERMISSIONS
+from portico.management.role.repository import RoleRepository
+from portico.management.role.schemas import (
+    PermissionCatalogueRead,
+    PermissionRead,
+    RoleCreate,
+    RoleRead,
+    RoleUpdate,
+)
+
+PREDEFINED_IMMUTABLE = "predefined roles cannot be changed"
+_BOOLEANS = {"true": True, "false": False}
+
+
+class RoleNotFound(NotFound):
+    default_detail = "role not found"
+
+
+def snapshot(role: Role) -> dict[str, Any]:
+    return RoleRead.model_validate(role).model_dump(mode="json")
+
+
+def catalogue() -> PermissionCatalogueRead:
+    """Every permission, in catalogue order (grouped by domain, as the role editor shows it)."""
+    return PermissionCatalogueRead(
+        items=[PermissionRead(key=key, label=label) for key, label in PERMISSIONS.items()]
+    )
+
+
+async def get(*, session: AsyncSession, caller: OrgCaller, role_id: uuid.UUID) -> Role:
+    role = await RoleRepository(session).get_in_org(caller.org_id, role_id)
+    if role is None:
+        raise RoleNotFound()
+    return role
+
+
+async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[Role]:
+    repository = RoleRepository(session)
+    statement = repository.in_org(caller.org_id)
+    if "name" in query.filters:
+        statement = statement.where(Role.name == query.filters["name"])
+    if "predefined" in query.filters:
+        raw = query.filters["predefined"]
+        if raw not in _BOOLEANS:
+            raise ValidationFailed(
+                [{"parameter": "predefined", "detail": "predefined: must be true or false"}]
+            )
+        statement = statement.where(Role.predefined.is_(_BOOLEANS[raw]))
+    return await repository.page(statement, query)
+
+
+async def create(*, session: AsyncSession, caller: OrgCaller, data: RoleCreate) -> Role:
+    repository = RoleRepository(session)
+    await _check_name(repository, caller.org_id, data.name, None)
+    role = await repository.add(
+        Role(
+            id=uuid.uuid4(),
+            org_id=caller.org_id,
+            name=data.name,
+            description=data.description,
+            permissions=sorted(data.permissions),
+            predefined=False,
+        )
+    )
+    await audit.record(
+        session,
+        caller.actor,
+        action="role.create",
+        entity_type="role",
+        entity_id=role.id,
+        org_id=caller.org_id,
+        after=snapshot(role),
+    )
+    return role
+
+
+async def update(
+    *, session: AsyncSession, caller: OrgCaller, role_id: uuid.UUID, data: RoleUpdate
+) -> Role:
+    repository = RoleRepository(session)
+    role = await _get_custom(session=session, caller=caller, role_id=role_id)
+    before = snapshot(role)
+    await _check_name(repository, caller.org_id, data.name, role.id)
+    if data.name is not None:
+        role.name = data.name
+    if data.description is not None:
+        role.description = data.description
+    if data.permissions is not None:
+        # a new list (never an in-place edit) so that the JSON column is seen as changed
+        role.permissions = sorted(data.permissions)
+    await session.flush()
+    await session.refresh(role)
+    await audit.record(
+        session,
+        caller.actor,
+        action="role.update",
+        entity_type="role",
+        entity_id=role.id,
+        org_id=caller.org_id,
+        before=before,
+        after=snapshot(role),
+    )
+    return role
+
+
+async def delete(*, session: AsyncSession, caller: OrgCaller, role_id: uuid.UUID) -> None:
+    """Deleting a role takes it away from every member and group holding it (the foreign
+    keys cascade); the audit entry says how many lost it, since that is not visible later."""
+    repository = RoleRepository(session)
+    role = await _get_custom(session=session, caller=caller, role_id=role_id)
+    before = snapshot(role)
+    members, groups = await repository.holders(role.id)
+    await repository.delete(role)
+    await audit.record(
+        session,
+        caller.actor,
+        action="role.delete",
+        entity_type="role",
+        entity_id=role_id,
+        org_id=caller.org_id,
+        before=before,
+        summary=f"role '{before['name']}' removed from {members} member(s) and {groups} group(s)",
+    )
+
+
+async def _get_custom(*, session: AsyncSession, caller: OrgCaller, role_id: uuid.UUID) -> Role:
+    role = await get(session=session, caller=caller, role_id=role_id)
+    if role.predefined:
+        raise Conflict(PREDEFINED_IMMUTABLE)
+    return role
+
+
+async def _check_name(
+    repository: RoleRepository, org_id: uuid.UUID, name: str | None, role_id: uuid.UUID | None
+) -> None:
+    if name is not None and await repository.name_taken(org_id, name, except_id=role_id):
+        raise Conflict(f"a role named '{name}' already exists")
