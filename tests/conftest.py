@@ -22,7 +22,7 @@ from sqlalchemy import select
 from portico.app import create_app
 from portico.core.account import AccountStatus, User
 from portico.core.audit import Actor
-from portico.core.clock import Clock
+from portico.core.clock import Clock, utcnow
 from portico.core.db.engine import Database
 from portico.core.db.migrate import upgrade
 from portico.core.settings import Settings
@@ -216,7 +216,13 @@ class Factory:
                 )
                 assert len(role_rows) == len(roles), f"unknown role among {roles}"
                 session.add(
-                    Membership(id=uuid.uuid4(), org_id=org.id, user_id=user.id, roles=role_rows)
+                    Membership(
+                        id=uuid.uuid4(),
+                        org_id=org.id,
+                        user_id=user.id,
+                        roles=role_rows,
+                        accepted_at=utcnow(),
+                    )
                 )
         token = self.app.state.access_tokens.issue(str(user.id)).token
         return Account(user.id, email, token)

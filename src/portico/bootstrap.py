@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from portico.core.account import AccountStatus, User, find_by_email, normalise_email
 from portico.core.audit import Actor
+from portico.core.clock import utcnow
 from portico.core.db.engine import Database
 from portico.core.passwords import hash_password
 from portico.core.settings import Settings
@@ -77,7 +78,11 @@ async def bootstrap(settings: Settings, database: Database) -> BootstrapResult:
             )
             session.add(
                 Membership(
-                    id=uuid.uuid4(), org_id=org.id, user_id=admin.id, roles=[role] if role else []
+                    id=uuid.uuid4(),
+                    org_id=org.id,
+                    user_id=admin.id,
+                    roles=[role] if role else [],
+                    accepted_at=utcnow(),
                 )
             )
 

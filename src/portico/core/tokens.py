@@ -94,7 +94,13 @@ class AccessTokenService:
                 key,
                 algorithms=[ALGORITHM],
                 audience=self.audience,
-                options={"verify_exp": False, "require": ["exp", "iat", "sub", "aud"]},
+                # time is checked below against the injectable clock, not here
+                options={
+                    "verify_exp": False,
+                    "verify_iat": False,
+                    "verify_nbf": False,
+                    "require": ["exp", "iat", "sub", "aud"],
+                },
             )
         except jwt.PyJWTError as error:
             raise Unauthorized("invalid token") from error

@@ -113,7 +113,11 @@ async def effective_permissions(session: AsyncSession, membership_id: uuid.UUID)
 
 async def org_caller(caller: Caller, session: AsyncSession, org_id: uuid.UUID) -> OrgCaller:
     membership = await session.scalar(
-        select(Membership).where(Membership.org_id == org_id, Membership.user_id == caller.user.id)
+        select(Membership).where(
+            Membership.org_id == org_id,
+            Membership.user_id == caller.user.id,
+            Membership.accepted_at.is_not(None),
+        )
     )
     if membership is None:
         # Platform administrators may act in any organisation with every permission.

@@ -124,15 +124,28 @@ async def test_inviting_an_existing_account_keeps_its_password_and_name(
     )
     assert invited.status_code == 201, invited.text
     assert invited.json()["id"] == str(existing.id)
-    assert invited.json()["status"] == "active"
+    # a membership made by an invitation is pending until the account's owner accepts it
+    assert invited.json()["status"] == "invited"
     assert invited.json()["displayName"] == "shared"  # the account's own name is kept
-    # the membership exists at once: the account already signs in
-    assert (await login(client, existing.email, TEST_PASSWORD)).status_code == 200
+    me = (await client.get("/api/me", headers=existing.headers)).json()
+    assert [o["name"] for o in me["orgs"]] == [elsewhere.name]
+    pending = await client.get(f"/api/orgs/{org.id}/envs", headers=existing.headers)
+    assert pending.status_code == 404
 
-    accepted = await accept(client, invited.json()["invitation"]["token"])
-    assert accepted.status_code == 200
-    assert (await login(client, existing.email, TEST_PASSWORD)).status_code == 200
+    # the token alone does not accept for an existing account: the inviter saw it, and must
+    # not be able to set the password of (and act as) someone else's account
+    token = invited.json()["invitation"]["token"]
+    hijack = await accept(client, token)  # with a password of the token holder's choice
+    assert hijack.status_code == 401
     assert (await login(client, existing.email, NEW_PASSWORD)).status_code == 401
+
+    owner = await client.post(
+        "/api/auth/accept-invitation", json={"token": token, "password": TEST_PASSWORD}
+    )
+    assert owner.status_code == 200, owner.text
+    assert (await login(client, existing.email, TEST_PASSWORD)).status_code == 200
+    member = await client.get(url(org, f"/{existing.id}"), headers=admin.headers)
+    assert member.json()["status"] == "active"
 
     twice = await client.post(url(org), json={"email": "shared@example.com"}, headers=admin.headers)
     assert twice.status_code == 409
@@ -153,3 +166,27 @@ async def test_public_url_is_the_base_of_the_accept_link(
     assert invitation["acceptUrl"] == (
         f"https://console.example.com/accept-invitation?token={invitation['token']}"
     )
+
+
+async def test_another_orgs_invitation_gives_no_access_to_a_pending_membership(
+    client: httpx.AsyncClient, factory: Factory, org: Org, admin: Account
+) -> None:
+    """Org A invites x@; before x accepts, org B's admin invites x@ too and accepts B's
+    invitation with a password of their own. That sets x@'s password (the account had none),
+    but A's membership is still pending: the intruder sees nothing of A."""
+    invited = await client.post(url(org), json={"email": "x@example.com"}, headers=admin.headers)
+    assert invited.status_code == 201
+    other = await factory.org()
+    other_admin = await factory.user(other, roles=("Administrator",))
+    theirs = await client.post(
+        f"/api/orgs/{other.id}/users", json={"email": "x@example.com"}, headers=other_admin.headers
+    )
+    intruder = await accept(client, theirs.json()["invitation"]["token"])
+    assert intruder.status_code == 200
+    headers = {"Authorization": f"Bearer {intruder.json()['token']}"}
+    assert (await client.get(f"/api/orgs/{org.id}/envs", headers=headers)).status_code == 404
+    me = (await client.get("/api/me", headers=headers)).json()
+    assert [o["id"] for o in me["orgs"]] == [str(other.id)]
+    # and A's token, without the account's password, does not complete A's membership
+    again = await accept(client, invited.json()["invitation"]["token"], password="guess-" * 3)
+    assert again.status_code == 401

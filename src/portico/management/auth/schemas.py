@@ -19,7 +19,12 @@ class RefreshRequest(WriteSchema):
 
 class AcceptInvitationRequest(WriteSchema):
     token: str = Field(min_length=1, max_length=512, description="The invitation token.")
-    password: str = Field(min_length=12, max_length=1024, description="The new password.")
+    password: str = Field(
+        min_length=1,
+        max_length=1024,
+        description="A new account: the password to set (at least 12 characters). "
+        "An existing account: its current password.",
+    )
     display_name: str | None = Field(None, max_length=200)
 
 

@@ -9,7 +9,7 @@ from portico.core import audit
 from portico.core.account import AccountStatus, User, find_by_email
 from portico.core.audit import Actor
 from portico.core.clock import Clock
-from portico.core.errors import Unauthorized
+from portico.core.errors import Unauthorized, ValidationFailed
 from portico.core.passwords import hash_password, needs_rehash, verify_password
 from portico.core.refresh import RefreshTokenStore
 from portico.core.tokens import AccessTokenService, hash_opaque_token
@@ -84,7 +84,11 @@ async def me(*, session: AsyncSession, user: User) -> MeRead:
         rows = list(await session.scalars(select(Organization).order_by(Organization.name)))
         memberships = {
             m.org_id: m
-            for m in await session.scalars(select(Membership).where(Membership.user_id == user.id))
+            for m in await session.scalars(
+                select(Membership).where(
+                    Membership.user_id == user.id, Membership.accepted_at.is_not(None)
+                )
+            )
         }
         for org in rows:
             membership = memberships.get(org.id)
@@ -96,7 +100,7 @@ async def me(*, session: AsyncSession, user: User) -> MeRead:
         statement = (
             select(Membership, Organization)
             .join(Organization, Organization.id == Membership.org_id)
-            .where(Membership.user_id == user.id)
+            .where(Membership.user_id == user.id, Membership.accepted_at.is_not(None))
             .order_by(Organization.name)
         )
         for membership, org in await session.execute(statement):
@@ -119,6 +123,7 @@ async def me(*, session: AsyncSession, user: User) -> MeRead:
 
 
 INVALID_INVITATION = "invalid or expired invitation"
+MIN_PASSWORD_LENGTH = 12
 
 
 async def accept_invitation(
@@ -132,25 +137,41 @@ async def accept_invitation(
     actor: Actor,
     clock: Clock,
 ) -> TokenResponse:
+    """Accept an invitation: the membership it created starts granting its roles.
+
+    A new account (INVITED) sets its password here. An existing account proves it is its
+    owner with its current password: the token alone is not enough, because the inviter saw
+    it, and must not be able to act in another organisation as the invitee.
+    """
     invitation = await session.scalar(
         select(Invitation).where(Invitation.token_hash == hash_opaque_token(raw_token))
     )
-    if (
-        invitation is None
-        or invitation.accepted_at is not None
-        or invitation.expires_at <= clock.now()
-    ):
+    now = clock.now()
+    if invitation is None or invitation.accepted_at is not None or invitation.expires_at <= now:
         raise Unauthorized(INVALID_INVITATION)
     user = await session.get(User, invitation.user_id)
-    if user is None or user.status not in (AccountStatus.INVITED, AccountStatus.ACTIVE):
+    membership = await session.scalar(
+        select(Membership).where(
+            Membership.org_id == invitation.org_id, Membership.user_id == invitation.user_id
+        )
+    )
+    if user is None or membership is None:
         raise Unauthorized(INVALID_INVITATION)
-    invitation.accepted_at = clock.now()
     if user.status is AccountStatus.INVITED:
-        # An existing account keeps its password: the invitation only adds a membership.
+        if len(password) < MIN_PASSWORD_LENGTH:
+            raise ValidationFailed.at(
+                "/password", f"$.password: must be at least {MIN_PASSWORD_LENGTH} characters long"
+            )
         user.password_hash = hash_password(password)
         user.status = AccountStatus.ACTIVE
         if display_name:
             user.display_name = display_name
+    elif user.status is not AccountStatus.ACTIVE or not verify_password(
+        user.password_hash, password
+    ):
+        raise Unauthorized(INVALID_INVITATION)
+    invitation.accepted_at = now
+    membership.accepted_at = now
     await audit.record(
         session,
         Actor(id=user.id, email=user.email, request_id=actor.request_id, ip=actor.ip),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from sqlalchemy import Column, ForeignKey, String, Table, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from portico.core.account import User
 from portico.core.db.base import Base, IdMixin, TimestampMixin
+from portico.core.db.types import UTCDateTime
 
 
 class Organization(IdMixin, TimestampMixin, Base):
@@ -36,6 +38,9 @@ class Membership(IdMixin, TimestampMixin, Base):
     user_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), index=True
     )
+    #: None while the invitation that created the membership is not accepted: until then the
+    #: membership grants nothing (the inviter, who saw the token, cannot act as the invitee).
+    accepted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     user: Mapped[User] = relationship(lazy="joined")
     roles: Mapped[list[Role]] = relationship(secondary=membership_roles, lazy="selectin")
 

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core import audit
 from portico.core.account import User
 from portico.core.audit import Actor
+from portico.core.clock import utcnow
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.org.models import Membership, Organization
@@ -47,7 +48,11 @@ async def create(
     if owner is not None:
         session.add(
             Membership(
-                id=uuid.uuid4(), org_id=org.id, user_id=owner.id, roles=[roles[ADMINISTRATOR_ROLE]]
+                id=uuid.uuid4(),
+                org_id=org.id,
+                user_id=owner.id,
+                roles=[roles[ADMINISTRATOR_ROLE]],
+                accepted_at=utcnow(),
             )
         )
     await session.flush()

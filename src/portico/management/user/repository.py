@@ -61,7 +61,10 @@ class MemberRepository(Repository[Membership]):
                     id=membership.user.id,
                     email=membership.user.email,
                     display_name=membership.user.display_name,
-                    status=membership.user.status,
+                    # until accepted, the membership is an invitation whatever the account is
+                    status=AccountStatus.INVITED
+                    if membership.accepted_at is None
+                    else membership.user.status,
                     role_ids=[r.id for r in roles],
                     roles=roles,
                     group_ids=group_ids.get(membership.id, []),
@@ -162,6 +165,7 @@ class MemberRepository(Repository[Membership]):
                 Membership.org_id == org_id,
                 Role.id == role_id,
                 Membership.id != except_membership,
+                Membership.accepted_at.is_not(None),
                 User.status == AccountStatus.ACTIVE,
             )
         )

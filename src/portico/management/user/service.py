@@ -64,7 +64,10 @@ async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -
             raise ValidationFailed(
                 [{"parameter": "status", "detail": f"status: must be one of {allowed}"}]
             ) from None
-        statement = statement.where(User.status == status)
+        if status is AccountStatus.INVITED:
+            statement = statement.where(Membership.accepted_at.is_(None))
+        else:
+            statement = statement.where(User.status == status, Membership.accepted_at.is_not(None))
     page = await repository.page(statement, query)
     items = await repository.members(caller.org_id, page.items)
     return Page(items=items, page=page.page, size=page.size, total=page.total)
@@ -180,10 +183,10 @@ async def reissue_invitation(
     working (lost link, or expired)."""
     repository = MemberRepository(session)
     membership = await _membership(repository, caller, user_id)
-    status = membership.user.status
-    if status is AccountStatus.ACTIVE:
+    if membership.accepted_at is not None:
         raise Conflict(ALREADY_ACCEPTED)
-    if status is not AccountStatus.INVITED:
+    status = membership.user.status
+    if status not in (AccountStatus.INVITED, AccountStatus.ACTIVE):
         raise Conflict(f"the account of this user is {status.value}")
     issued = await _issue_invitation(repository, caller, user_id, clock)
     await audit.record(
@@ -273,7 +276,7 @@ async def _keep_an_administrator(
     """Refuse to take the Administrator role from the last active member holding it. Only
     direct grants count: group roles change through the groups endpoints, which this guard
     cannot see, so an Administrator "through a group" is no guarantee that one remains."""
-    counts = membership.user.status is AccountStatus.ACTIVE
+    counts = membership.accepted_at is not None and membership.user.status is AccountStatus.ACTIVE
     if keeps or not counts or not any(map(_is_administrator, membership.roles)):
         return
     administrator = await repository.lock_administrator_role(org_id)
