@@ -10,7 +10,7 @@ missing permission.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.account import User
 from portico.core.audit import Actor
 from portico.core.db.session import SessionDep
-from portico.core.errors import NotFound, PermissionDenied, Unauthorized
+from portico.core.errors import Forbidden, NotFound, PermissionDenied, Unauthorized
 from portico.core.tokens import AccessTokenService
 from portico.management.group.models import Group, group_members, group_roles
 from portico.management.org.models import Membership, Organization, membership_roles
@@ -140,6 +140,15 @@ async def org_caller(caller: Caller, session: AsyncSession, org_id: uuid.UUID) -
 
 def _base(caller: Caller) -> dict[str, Any]:
     return {"user": caller.user, "request_id": caller.request_id, "ip": caller.ip}
+
+
+def ensure_grantable(caller: OrgCaller, permissions: Iterable[str]) -> None:
+    """A caller grants only permissions they hold themselves — through a role's definition,
+    a role given to a member or a group, or a member added to a group. Otherwise
+    ``role.manage`` or ``user.manage`` alone would be a way to become Administrator."""
+    missing = sorted(set(permissions) - caller.permissions)
+    if missing:
+        raise Forbidden(f"cannot grant permissions you do not hold: {', '.join(missing)}")
 
 
 def require(permission: str) -> Callable[..., Coroutine[Any, Any, OrgCaller]]:

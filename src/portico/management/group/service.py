@@ -12,7 +12,7 @@ from portico.core import audit
 from portico.core.clock import utcnow
 from portico.core.errors import Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
-from portico.management.access import OrgCaller
+from portico.management.access import OrgCaller, ensure_grantable
 from portico.management.group.models import Group
 from portico.management.group.repository import GroupRepository
 from portico.management.group.schemas import GroupCreate, GroupRead, GroupUpdate
@@ -51,6 +51,8 @@ async def create(*, session: AsyncSession, caller: OrgCaller, data: GroupCreate)
     repository = GroupRepository(session)
     await _check_name(repository, caller.org_id, data.name, None)
     roles, members = await _resolve(session, caller.org_id, data.role_ids, data.member_ids)
+    if members:
+        ensure_grantable(caller, _permissions(roles or []))
     group = await repository.add(
         Group(
             id=uuid.uuid4(),
@@ -81,6 +83,7 @@ async def update(
     before = snapshot(group)
     await _check_name(repository, caller.org_id, data.name, group.id)
     roles, members = await _resolve(session, caller.org_id, data.role_ids, data.member_ids)
+    _check_grants(caller, group, roles, members)
     if data.name is not None:
         group.name = data.name
     if data.description is not None:
@@ -120,6 +123,23 @@ async def delete(*, session: AsyncSession, caller: OrgCaller, group_id: uuid.UUI
         org_id=caller.org_id,
         before=before,
     )
+
+
+def _permissions(roles: list[Role]) -> set[str]:
+    return {p for role in roles for p in role.permissions or []}
+
+
+def _check_grants(
+    caller: OrgCaller, group: Group, roles: list[Role] | None, members: list[Membership] | None
+) -> None:
+    """New roles grant their permissions to every member; new members receive every role."""
+    kept_roles = group.roles if roles is None else roles
+    new_roles = [r for r in roles or [] if r not in group.roles]
+    new_members = [m for m in members or [] if m not in group.members]
+    if new_members:
+        ensure_grantable(caller, _permissions(kept_roles))
+    elif new_roles and (group.members if members is None else members):
+        ensure_grantable(caller, _permissions(new_roles))
 
 
 async def _resolve(

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core import audit
 from portico.core.errors import Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
-from portico.management.access import OrgCaller
+from portico.management.access import OrgCaller, ensure_grantable
 from portico.management.role.models import Role
 from portico.management.role.permissions import PERMISSIONS
 from portico.management.role.repository import RoleRepository
@@ -66,6 +66,7 @@ async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -
 async def create(*, session: AsyncSession, caller: OrgCaller, data: RoleCreate) -> Role:
     repository = RoleRepository(session)
     await _check_name(repository, caller.org_id, data.name, None)
+    ensure_grantable(caller, data.permissions)
     role = await repository.add(
         Role(
             id=uuid.uuid4(),
@@ -100,6 +101,8 @@ async def update(
     if data.description is not None:
         role.description = data.description
     if data.permissions is not None:
+        # only what is added is a grant: editing a role that holds more than the caller is fine
+        ensure_grantable(caller, set(data.permissions) - set(role.permissions or []))
         # a new list (never an in-place edit) so that the JSON column is seen as changed
         role.permissions = sorted(data.permissions)
     await session.flush()

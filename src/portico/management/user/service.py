@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core import audit
 from portico.core.account import AccountStatus, User, find_by_email, normalise_email
 from portico.core.clock import Clock
-from portico.core.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from portico.core.errors import Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
 from portico.core.tokens import hash_opaque_token, new_opaque_token
 from portico.core.validation import json_path, json_pointer
-from portico.management.access import OrgCaller
+from portico.management.access import OrgCaller, ensure_grantable
 from portico.management.group.models import Group
 from portico.management.org.models import Membership
 from portico.management.role.models import Role
@@ -258,12 +258,10 @@ def _unknown(
 def _check_grantable(caller: OrgCaller, roles: list[Role], groups: list[Group]) -> None:
     """A caller grants only permissions they hold themselves, directly or through a group:
     otherwise ``user.manage`` alone would be a way to become Administrator."""
-    granted: set[str] = set()
-    for role in [*roles, *(r for g in groups for r in g.roles)]:
-        granted.update(role.permissions or [])
-    missing = sorted(granted - caller.permissions)
-    if missing:
-        raise Forbidden(f"cannot grant permissions you do not hold: {', '.join(missing)}")
+    ensure_grantable(
+        caller,
+        (p for role in [*roles, *(r for g in groups for r in g.roles)] for p in role.permissions),
+    )
 
 
 def _is_administrator(role: Role) -> bool:
