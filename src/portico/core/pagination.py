@@ -41,6 +41,17 @@ class ListQuery:
     def offset(self) -> int:
         return (self.page - 1) * self.size
 
+    def boolean(self, name: str) -> bool | None:
+        """The filter ``name`` as a boolean (``true``/``false``), or None when not given."""
+        raw = self.filters.get(name)
+        if raw is None:
+            return None
+        if raw not in ("true", "false"):
+            raise ValidationFailed(
+                [{"parameter": name, "detail": f"{name}: must be true or false"}]
+            )
+        return raw == "true"
+
 
 @dataclass(frozen=True)
 class ListSpec:

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
-from portico.core.errors import Conflict, NotFound, ValidationFailed
+from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
 from portico.management.identity_provider.models import IdentityProvider
@@ -20,8 +20,6 @@ from portico.management.identity_provider.schemas import (
     IdentityProviderSummary,
     IdentityProviderUpdate,
 )
-
-_BOOLEANS = {"true": True, "false": False}
 
 
 class IdentityProviderNotFound(NotFound):
@@ -48,12 +46,8 @@ async def list_(
     statement = repository.in_org(caller.org_id)
     if "name" in query.filters:
         statement = statement.where(IdentityProvider.name == query.filters["name"])
-    if "active" in query.filters:
-        active = _BOOLEANS.get(query.filters["active"])
-        if active is None:
-            raise ValidationFailed(
-                [{"parameter": "active", "detail": "active: must be true or false"}]
-            )
+    active = query.boolean("active")
+    if active is not None:
         statement = repository.where_active(statement, active)
     return await repository.page(statement, query)
 

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
-from portico.core.errors import Conflict, NotFound, ValidationFailed
+from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller, ensure_grantable
 from portico.management.role.models import Role
@@ -23,7 +23,6 @@ from portico.management.role.schemas import (
 )
 
 PREDEFINED_IMMUTABLE = "predefined roles cannot be changed"
-_BOOLEANS = {"true": True, "false": False}
 
 
 class RoleNotFound(NotFound):
@@ -53,13 +52,9 @@ async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -
     statement = repository.in_org(caller.org_id)
     if "name" in query.filters:
         statement = statement.where(Role.name == query.filters["name"])
-    if "predefined" in query.filters:
-        raw = query.filters["predefined"]
-        if raw not in _BOOLEANS:
-            raise ValidationFailed(
-                [{"parameter": "predefined", "detail": "predefined: must be true or false"}]
-            )
-        statement = statement.where(Role.predefined.is_(_BOOLEANS[raw]))
+    predefined = query.boolean("predefined")
+    if predefined is not None:
+        statement = statement.where(Role.predefined.is_(predefined))
     return await repository.page(statement, query)
 
 
