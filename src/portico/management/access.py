@@ -112,14 +112,15 @@ async def effective_permissions(session: AsyncSession, membership_id: uuid.UUID)
 
 
 async def org_caller(caller: Caller, session: AsyncSession, org_id: uuid.UUID) -> OrgCaller:
-    membership = await session.scalar(
-        select(Membership).where(
+    # only the id: loading the membership would also load its account and roles
+    membership_id = await session.scalar(
+        select(Membership.id).where(
             Membership.org_id == org_id,
             Membership.user_id == caller.user.id,
             Membership.accepted_at.is_not(None),
         )
     )
-    if membership is None:
+    if membership_id is None:
         # Platform administrators may act in any organisation with every permission.
         org = await session.get(Organization, org_id) if caller.user.is_platform_admin else None
         if org is not None:
@@ -130,11 +131,11 @@ async def org_caller(caller: Caller, session: AsyncSession, org_id: uuid.UUID) -
                 permissions=frozenset(PERMISSIONS),
             )
         raise OrgNotFound()
-    permissions = await effective_permissions(session, membership.id)
+    permissions = await effective_permissions(session, membership_id)
     if caller.user.is_platform_admin:
         permissions = frozenset(PERMISSIONS)
     return OrgCaller(
-        **_base(caller), org_id=org_id, membership_id=membership.id, permissions=permissions
+        **_base(caller), org_id=org_id, membership_id=membership_id, permissions=permissions
     )
 
 
