@@ -72,6 +72,9 @@ class ListSpec:
         seen: dict[str, str] = {}
         filters: dict[str, str] = {}
         for key, value in params:
+            if "\x00" in key or "\x00" in value:  # cannot match anything stored; PG refuses it
+                errors.append({"parameter": key, "detail": f"{key}: must not contain NUL"})
+                continue
             if key in seen:
                 errors.append({"parameter": key, "detail": f"{key}: given more than once"})
                 continue

@@ -11,13 +11,14 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DataError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
 from portico.core.errors import (
     PROBLEM_CONTENT_TYPE,
     STATUS_ERRORS,
+    BadRequest,
     Conflict,
     PorticoError,
     UnsupportedMediaType,
@@ -42,6 +43,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _request_validation)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http_exception)  # type: ignore[arg-type]
     app.add_exception_handler(IntegrityError, _integrity_error)  # type: ignore[arg-type]
+    app.add_exception_handler(DataError, _data_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)
 
 
@@ -115,6 +117,13 @@ async def _integrity_error(_request: Request, error: IntegrityError) -> Response
     # a concurrent request won the race. The transaction is rolled back by the session owner.
     logger.info("integrity error answered as 409", extra={"error": type(error.orig).__name__})
     return problem_response(Conflict("the change conflicts with another one; retry"))
+
+
+async def _data_error(_request: Request, error: DataError) -> Response:
+    # A value the store cannot hold that validation let through: a 400, and a log line so
+    # that the validation gap gets closed.
+    logger.warning("data error answered as 400", extra={"error": type(error.orig).__name__})
+    return problem_response(BadRequest("a value in the request cannot be stored"))
 
 
 async def _unexpected(request: Request, error: Exception) -> Response:

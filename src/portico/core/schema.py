@@ -7,8 +7,12 @@ not an integer, and an unknown field is an error rather than silently dropped.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
+
+from portico.core.validation import Loc, invalid
 
 
 class ReadSchema(BaseModel):
@@ -29,3 +33,33 @@ class WriteSchema(BaseModel):
         strict=True,
         str_strip_whitespace=False,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_nul(cls, data: Any) -> Any:
+        """No stored text may hold NUL: PostgreSQL refuses it in text and jsonb (an error at
+        write time, a 500 if it got that far). Checked once, on the raw document, at any
+        depth, so that no field of any schema needs to remember it."""
+        found = _nul_at(data, ())
+        if found is not None:
+            invalid(found, "must not contain NUL characters")
+        return data
+
+
+def _nul_at(value: Any, loc: Loc) -> Loc | None:
+    if isinstance(value, str):
+        return loc if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = (*loc, str(key))
+            if "\x00" in str(key):
+                return here
+            found = _nul_at(item, here)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _nul_at(item, (*loc, index))
+            if found is not None:
+                return found
+    return None

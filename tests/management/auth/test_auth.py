@@ -135,6 +135,7 @@ async def test_refresh_token_expires(
         ({"email": "a@example.com"}, "/password"),
         ({"email": 1, "password": "x"}, "/email"),
         ({"email": "a@example.com", "password": "x", "remember": True}, "/remember"),
+        ({"email": "a\u0000@example.com", "password": "x"}, "/email"),
     ],
 )
 async def test_login_bad_input(

@@ -77,7 +77,7 @@ class UpstreamKeepalivePool(BaseModel):
 
     size: int = Field(320, ge=1, le=10000, description="Idle connections kept per worker.")
     idle_timeout: float = Field(
-        60.0, ge=0, allow_inf_nan=False, description="Seconds an idle connection is kept."
+        60.0, ge=0, le=86400, allow_inf_nan=False, description="Seconds an idle connection is kept."
     )
     requests: int = Field(
         1000, ge=1, le=1_000_000, description="Requests served on a connection before closing."
@@ -116,7 +116,11 @@ class UpstreamSpecification(BaseModel):
         None, description="Retries on another node; null means as many as there are nodes."
     )
     retryTimeout: float = Field(  # noqa: N815
-        0.0, ge=0, allow_inf_nan=False, description="Seconds allowed for retries; 0 = unlimited."
+        0.0,
+        ge=0,
+        le=86400,
+        allow_inf_nan=False,
+        description="Seconds allowed for retries; 0 = unlimited.",
     )
     passHost: Literal["pass", "node", "rewrite"] = Field(  # noqa: N815
         "pass",
