@@ -18,6 +18,7 @@ from fastapi import Depends, Request
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from portico.core import audit
 from portico.core.account import User
 from portico.core.audit import Actor
 from portico.core.db.session import SessionDep
@@ -53,6 +54,30 @@ class OrgCaller(Caller):
     org_id: uuid.UUID
     membership_id: uuid.UUID | None
     permissions: frozenset[str]
+
+    async def audit(
+        self,
+        session: AsyncSession,
+        action: str,
+        entity_id: uuid.UUID,
+        *,
+        before: Any = None,
+        after: Any = None,
+        summary: str = "",
+    ) -> None:
+        """Record a change made by this caller in this org; ``action`` is
+        ``<entity type>.<verb>``, so the entity type is its first part."""
+        await audit.record(
+            session,
+            self.actor,
+            action=action,
+            entity_type=action.partition(".")[0],
+            entity_id=entity_id,
+            org_id=self.org_id,
+            before=before,
+            after=after,
+            summary=summary,
+        )
 
 
 def parse_id(raw: str, not_found: type[NotFound]) -> uuid.UUID:

@@ -8,7 +8,6 @@ from typing import Any
 from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core import audit
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
@@ -58,15 +57,7 @@ async def create(
         hosts=_hosts(data.gateway_hosts),
     )
     await repository.add(env)
-    await audit.record(
-        session,
-        caller.actor,
-        action="environment.create",
-        entity_type="environment",
-        entity_id=env.id,
-        org_id=caller.org_id,
-        after=snapshot(env),
-    )
+    await caller.audit(session, "environment.create", env.id, after=snapshot(env))
     return env
 
 
@@ -87,16 +78,7 @@ async def update(
         env.hosts.extend(_hosts(data.gateway_hosts))
     await session.flush()
     await session.refresh(env)
-    await audit.record(
-        session,
-        caller.actor,
-        action="environment.update",
-        entity_type="environment",
-        entity_id=env.id,
-        org_id=caller.org_id,
-        before=before,
-        after=snapshot(env),
-    )
+    await caller.audit(session, "environment.update", env.id, before=before, after=snapshot(env))
     return env
 
 
@@ -106,15 +88,7 @@ async def delete(*, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID)
         raise Conflict(f"environment '{env.name}' still has upstreams; delete them first")
     before = snapshot(env)
     await EnvironmentRepository(session).delete(env)
-    await audit.record(
-        session,
-        caller.actor,
-        action="environment.delete",
-        entity_type="environment",
-        entity_id=env_id,
-        org_id=caller.org_id,
-        before=before,
-    )
+    await caller.audit(session, "environment.delete", env_id, before=before)
 
 
 async def _check_unique(

@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core import audit
 from portico.core.clock import utcnow
 from portico.core.errors import Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
@@ -63,15 +62,7 @@ async def create(*, session: AsyncSession, caller: OrgCaller, data: GroupCreate)
             members=members or [],
         )
     )
-    await audit.record(
-        session,
-        caller.actor,
-        action="group.create",
-        entity_type="group",
-        entity_id=group.id,
-        org_id=caller.org_id,
-        after=snapshot(group),
-    )
+    await caller.audit(session, "group.create", group.id, after=snapshot(group))
     return group
 
 
@@ -97,16 +88,7 @@ async def update(
         group.updated_at = utcnow()
     await session.flush()
     await session.refresh(group)
-    await audit.record(
-        session,
-        caller.actor,
-        action="group.update",
-        entity_type="group",
-        entity_id=group.id,
-        org_id=caller.org_id,
-        before=before,
-        after=snapshot(group),
-    )
+    await caller.audit(session, "group.update", group.id, before=before, after=snapshot(group))
     return group
 
 
@@ -114,15 +96,7 @@ async def delete(*, session: AsyncSession, caller: OrgCaller, group_id: uuid.UUI
     group = await get(session=session, caller=caller, group_id=group_id)
     before = snapshot(group)
     await GroupRepository(session).delete(group)
-    await audit.record(
-        session,
-        caller.actor,
-        action="group.delete",
-        entity_type="group",
-        entity_id=group_id,
-        org_id=caller.org_id,
-        before=before,
-    )
+    await caller.audit(session, "group.delete", group_id, before=before)
 
 
 def _permissions(roles: list[Role]) -> set[str]:

@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core import audit
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
@@ -68,15 +67,7 @@ async def create(
         mappings=_stored(data.mappings),
     )
     await repository.add(idp)
-    await audit.record(
-        session,
-        caller.actor,
-        action="identity_provider.create",
-        entity_type="identity_provider",
-        entity_id=idp.id,
-        org_id=caller.org_id,
-        after=snapshot(idp),
-    )
+    await caller.audit(session, "identity_provider.create", idp.id, after=snapshot(idp))
     return idp
 
 
@@ -106,15 +97,8 @@ async def update(
         idp.mappings = _stored(data.mappings)
     await session.flush()
     await session.refresh(idp)
-    await audit.record(
-        session,
-        caller.actor,
-        action="identity_provider.update",
-        entity_type="identity_provider",
-        entity_id=idp.id,
-        org_id=caller.org_id,
-        before=before,
-        after=snapshot(idp),
+    await caller.audit(
+        session, "identity_provider.update", idp.id, before=before, after=snapshot(idp)
     )
     return idp
 
@@ -123,15 +107,7 @@ async def delete(*, session: AsyncSession, caller: OrgCaller, idp_id: uuid.UUID)
     idp = await get(session=session, caller=caller, idp_id=idp_id)
     before = snapshot(idp)
     await IdentityProviderRepository(session).delete(idp)
-    await audit.record(
-        session,
-        caller.actor,
-        action="identity_provider.delete",
-        entity_type="identity_provider",
-        entity_id=idp_id,
-        org_id=caller.org_id,
-        before=before,
-    )
+    await caller.audit(session, "identity_provider.delete", idp_id, before=before)
 
 
 async def _check_unique(

@@ -7,7 +7,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core import audit
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller, ensure_grantable
@@ -72,15 +71,7 @@ async def create(*, session: AsyncSession, caller: OrgCaller, data: RoleCreate) 
             predefined=False,
         )
     )
-    await audit.record(
-        session,
-        caller.actor,
-        action="role.create",
-        entity_type="role",
-        entity_id=role.id,
-        org_id=caller.org_id,
-        after=snapshot(role),
-    )
+    await caller.audit(session, "role.create", role.id, after=snapshot(role))
     return role
 
 
@@ -102,16 +93,7 @@ async def update(
         role.permissions = sorted(data.permissions)
     await session.flush()
     await session.refresh(role)
-    await audit.record(
-        session,
-        caller.actor,
-        action="role.update",
-        entity_type="role",
-        entity_id=role.id,
-        org_id=caller.org_id,
-        before=before,
-        after=snapshot(role),
-    )
+    await caller.audit(session, "role.update", role.id, before=before, after=snapshot(role))
     return role
 
 
@@ -123,13 +105,10 @@ async def delete(*, session: AsyncSession, caller: OrgCaller, role_id: uuid.UUID
     before = snapshot(role)
     members, groups = await repository.holders(role.id)
     await repository.delete(role)
-    await audit.record(
+    await caller.audit(
         session,
-        caller.actor,
-        action="role.delete",
-        entity_type="role",
-        entity_id=role_id,
-        org_id=caller.org_id,
+        "role.delete",
+        role_id,
         before=before,
         summary=f"role '{before['name']}' removed from {members} member(s) and {groups} group(s)",
     )

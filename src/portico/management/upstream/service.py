@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core import audit
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
@@ -68,15 +67,7 @@ async def create(
     )
     await repository.add(upstream)
     await session.refresh(upstream)  # the response shows what the store holds
-    await audit.record(
-        session,
-        caller.actor,
-        action="upstream.create",
-        entity_type="upstream",
-        entity_id=upstream.id,
-        org_id=caller.org_id,
-        after=snapshot(upstream),
-    )
+    await caller.audit(session, "upstream.create", upstream.id, after=snapshot(upstream))
     return upstream
 
 
@@ -101,15 +92,8 @@ async def update(
         upstream.specification = data.specification.model_dump(mode="json")
     await session.flush()
     await session.refresh(upstream)
-    await audit.record(
-        session,
-        caller.actor,
-        action="upstream.update",
-        entity_type="upstream",
-        entity_id=upstream.id,
-        org_id=caller.org_id,
-        before=before,
-        after=snapshot(upstream),
+    await caller.audit(
+        session, "upstream.update", upstream.id, before=before, after=snapshot(upstream)
     )
     return upstream
 
@@ -120,15 +104,7 @@ async def delete(
     upstream = await get(session=session, caller=caller, env_id=env_id, upstream_id=upstream_id)
     before = snapshot(upstream)
     await UpstreamRepository(session).delete(upstream)
-    await audit.record(
-        session,
-        caller.actor,
-        action="upstream.delete",
-        entity_type="upstream",
-        entity_id=upstream_id,
-        org_id=caller.org_id,
-        before=before,
-    )
+    await caller.audit(session, "upstream.delete", upstream_id, before=before)
 
 
 async def _find(

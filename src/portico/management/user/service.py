@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core import audit
 from portico.core.account import AccountStatus, User, find_by_email, normalise_email
 from portico.core.clock import Clock
 from portico.core.errors import Conflict, NotFound, ValidationFailed
@@ -105,15 +104,7 @@ async def invite(
     await _set_groups(repository, membership, groups)
     issued = await _issue_invitation(repository, caller, user.id, clock)
     member = await _member(repository, caller.org_id, membership)
-    await audit.record(
-        session,
-        caller.actor,
-        action="user.invite",
-        entity_type="user",
-        entity_id=user.id,
-        org_id=caller.org_id,
-        after=snapshot(member),
-    )
+    await caller.audit(session, "user.invite", user.id, after=snapshot(member))
     return member, issued
 
 
@@ -143,16 +134,7 @@ async def update(
         membership.user.display_name = data.display_name
     await session.flush()
     member = await _member(repository, caller.org_id, membership)
-    await audit.record(
-        session,
-        caller.actor,
-        action="user.update",
-        entity_type="user",
-        entity_id=user_id,
-        org_id=caller.org_id,
-        before=before,
-        after=snapshot(member),
-    )
+    await caller.audit(session, "user.update", user_id, before=before, after=snapshot(member))
     return member
 
 
@@ -165,15 +147,7 @@ async def remove(*, session: AsyncSession, caller: OrgCaller, user_id: uuid.UUID
     await _set_groups(repository, membership, [])
     await repository.delete_pending_invitations(caller.org_id, user_id)
     await repository.delete(membership)
-    await audit.record(
-        session,
-        caller.actor,
-        action="user.remove",
-        entity_type="user",
-        entity_id=user_id,
-        org_id=caller.org_id,
-        before=before,
-    )
+    await caller.audit(session, "user.remove", user_id, before=before)
 
 
 async def reissue_invitation(
@@ -189,13 +163,10 @@ async def reissue_invitation(
     if status not in (AccountStatus.INVITED, AccountStatus.ACTIVE):
         raise Conflict(f"the account of this user is {status.value}")
     issued = await _issue_invitation(repository, caller, user_id, clock)
-    await audit.record(
+    await caller.audit(
         session,
-        caller.actor,
-        action="user.reinvite",
-        entity_type="user",
-        entity_id=user_id,
-        org_id=caller.org_id,
+        "user.reinvite",
+        user_id,
         after=snapshot(await _member(repository, caller.org_id, membership)),
         summary=f"invitation re-issued, expires {issued.expires_at.isoformat()}",
     )
