@@ -9,7 +9,7 @@ import uvicorn
 from rich.console import Console
 
 from portico.core.db.engine import Database
-from portico.core.db.migrate import upgrade
+from portico.core.db.migrate import pending, upgrade
 from portico.core.logging import configure_logging
 from portico.core.settings import Settings, split_host_port
 
@@ -137,6 +137,12 @@ def serve(
     configure_logging(settings.log_level, json_lines=settings.log_json)
     if migrate:
         upgrade(settings.resolved_database_url)
+    elif asyncio.run(pending(settings.resolved_database_url)):
+        console.print(
+            f"[red]the database at {_safe_url(settings)} is not at the latest migration[/red]; "
+            "run `portico db upgrade` (or start without --no-migrate)"
+        )
+        raise typer.Exit(2)
     host, port = split_host_port(settings.listen)
     base = f"http://{host}:{port}"
     console.print(

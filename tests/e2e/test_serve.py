@@ -144,3 +144,13 @@ def test_new_user_journey(server: tuple[str, str, Path]) -> None:
     log = log_path.read_text()
     assert password not in log
     assert tokens["token"] not in log and tokens["refreshToken"] not in log
+
+
+def test_serve_refuses_a_database_behind_the_migrations(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
+    env.update(PORTICO_DATA_DIR=str(tmp_path), PORTICO_LISTEN=f"127.0.0.1:{free_port()}")
+    result = subprocess.run(
+        [PORTICO, "serve", "--no-migrate"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "run `portico db upgrade`" in result.stderr

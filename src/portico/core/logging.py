@@ -128,6 +128,10 @@ def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
     root.setLevel(level)
     # uvicorn's access log would print query strings (which may carry tokens); ours does not.
     logging.getLogger("uvicorn.access").disabled = True
+    # the problem handler already logged the unexpected error with its request id
+    logging.getLogger("uvicorn.error").addFilter(
+        lambda record: not record.getMessage().startswith("Exception in ASGI application")
+    )
     for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True

@@ -25,6 +25,25 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+async def pending(url: str) -> bool:
+    """Whether the database at ``url`` is behind the migrations (or has none applied)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    from portico.core.db.engine import build_engine
+
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    engine = build_engine(url, pool=False)
+    try:
+        async with engine.connect() as connection:
+            current = await connection.run_sync(
+                lambda sync: MigrationContext.configure(sync).get_current_revision()
+            )
+    finally:
+        await engine.dispose()
+    return current != head
+
+
 def upgrade(url: str, revision: str = "head") -> None:
     command.upgrade(alembic_config(url), revision)
 
