@@ -1,0 +1,1 @@
+"""The gateway runtime (data plane). It imports neither FastAPI nor SQLAlchemy."""

@@ -1,0 +1,131 @@
+"""The plugin contract: one module per plugin, each exporting ``PLUGIN``.
+
+A plugin module holds everything about its plugin (as APISIX's ``apisix/plugins/*.lua`` and
+Kong's ``kong/plugins/<name>/schema.lua`` do): the public name, the category, the default
+order (lower runs first), whether an attachment may override that order with
+``_meta: {"order": N}``, the typed config model (every field described, unknown keys
+refused), the consumer-credential model of authentication plugins, and the semantic checks
+that a JSON schema cannot express. The management service validates deploys with exactly the
+checks the runtime uses, and serves the JSON schema generated from the same models, so the
+schema endpoint, the deploy validation and the runtime can never disagree.
+
+Runtime hooks (request, response and log phases) are added to these modules by the gateway
+runtime; nothing here acts on traffic.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+def _http_url(value: str) -> str:
+    """An absolute http(s) URL with a host, no credentials in it, at most 2048 characters.
+    Whether the runtime may reach it (the SSRF guard) is decided where it connects."""
+    if len(value) > 2048:
+        raise ValueError("must be at most 2048 characters long")
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as error:
+        raise ValueError(f"not a valid URL: {error}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an absolute http:// or https:// URL")
+    if parts.username or parts.password:
+        raise ValueError("must not carry credentials; use the plugin's auth fields")
+    if port == 0:
+        raise ValueError("port must be from 1 to 65535")
+    return value
+
+
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an IP address or CIDR") from None
+    return value
+
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(f"invalid regular expression: {error}") from None
+    return value
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+IpOrCidr = Annotated[str, AfterValidator(_cidr)]
+Regex = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_regex)]
+
+
+class Category(enum.StrEnum):
+    SECURITY = "Security"
+    AUTHENTICATION = "Authentication"
+    TRAFFIC = "Traffic"
+    TRANSFORMATION = "Transformation"
+    OBSERVABILITY = "Observability"
+    AI = "AI"
+
+
+class Meta(BaseModel):
+    """Per-attachment settings that are not the plugin's own configuration."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    order: int = Field(
+        ge=0, le=10_000, description="Overrides the plugin's default execution order here."
+    )
+
+
+class PluginConfig(BaseModel):
+    """Base of every plugin's configuration model: strict JSON types, no unknown keys.
+
+    ``_meta`` is accepted only by plugins whose spec says ``reorderable``; the registry
+    refuses it for the others.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+
+    meta: Meta | None = Field(
+        None, alias="_meta", description='Attachment settings, e.g. {"order": 105}.'
+    )
+
+    #: fields that hold secrets: never echoed back in full by the management API
+    secret_fields: ClassVar[frozenset[str]] = frozenset()
+
+
+class ConsumerCredential(BaseModel):
+    """Base of the credential an authentication plugin keeps on a consumer."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    secret_fields: ClassVar[frozenset[str]] = frozenset()
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    name: str
+    category: Category
+    order: int
+    reorderable: bool
+    config: type[PluginConfig]
+    description: str
+    consumer: type[ConsumerCredential] | None = None
+    #: plugins of these categories see the request before it is proxied
+    phases: tuple[str, ...] = field(default=("request",))
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.config.model_json_schema(by_alias=True, mode="validation")
+        if not self.reorderable:
+            schema.get("properties", {}).pop("_meta", None)
+        return schema
+
+    def consumer_schema(self) -> dict[str, Any] | None:
+        return self.consumer.model_json_schema(mode="validation") if self.consumer else None

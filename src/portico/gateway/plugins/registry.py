@@ -1,0 +1,99 @@
+"""Every plugin, by its public (case-sensitive) name, and the one configuration check that
+both the management service (at deploy) and the runtime (when it builds a chain) use."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+from pydantic import ValidationError
+
+from portico.core.validation import describe, json_pointer
+from portico.gateway import plugins as plugins_package
+from portico.gateway.plugins.base import PluginConfig, PluginSpec
+
+#: modules of the package that are not plugins
+_NOT_PLUGINS = frozenset({"base", "registry"})
+
+
+def _plugin_modules() -> list[ModuleType]:
+    """Every module of this package is a plugin (exporting ``PLUGIN``), as every file of
+    APISIX's ``apisix/plugins`` is: adding a plugin is adding its module."""
+    names = sorted(
+        info.name
+        for info in pkgutil.iter_modules(plugins_package.__path__)
+        if info.name not in _NOT_PLUGINS and not info.name.startswith("_")
+    )
+    return [importlib.import_module(f"{plugins_package.__name__}.{name}") for name in names]
+
+
+def _collect() -> Mapping[str, PluginSpec]:
+    specs: dict[str, PluginSpec] = {}
+    for module in _plugin_modules():
+        spec: PluginSpec = module.PLUGIN
+        if spec.name in specs:
+            raise RuntimeError(f"two plugins named {spec.name!r}")
+        specs[spec.name] = spec
+    return MappingProxyType(dict(sorted(specs.items(), key=lambda kv: (kv[1].order, kv[0]))))
+
+
+PLUGINS: Mapping[str, PluginSpec] = _collect()
+
+
+class PluginCheckError(Exception):
+    """A plugin configuration the runtime would refuse. ``reason`` is what is wrong, in the
+    wording of the seed where it has one (``property "endpoint_addrs" is required``);
+    ``pointer`` locates it inside the plugin's configuration."""
+
+    def __init__(self, plugin: str, reason: str, pointer: str = "") -> None:
+        self.plugin = plugin
+        self.reason = reason
+        self.pointer = pointer
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        return f"failed to check the configuration of plugin {self.plugin}: {self.reason}"
+
+
+def check_plugin(name: str, raw: Any) -> tuple[PluginSpec, PluginConfig]:
+    """Validate one attachment ``{name: raw}`` exactly as the runtime will."""
+    spec = PLUGINS.get(name)
+    if spec is None:
+        raise PluginCheckError(name, f"unknown plugin {name!r} (plugin names are case-sensitive)")
+    if not isinstance(raw, dict):
+        raise PluginCheckError(name, "$: object expected")
+    if "_meta" in raw and not spec.reorderable:
+        raise PluginCheckError(
+            name, f'property "_meta" is not allowed: {name} cannot be re-ranked', "/_meta"
+        )
+    try:
+        config = spec.config.model_validate(raw)
+    except ValidationError as error:
+        first = min(error.errors(), key=lambda e: e["type"] != "missing")
+        raise PluginCheckError(name, reason_of(first), json_pointer(first["loc"])) from None
+    return spec, config
+
+
+def reason_of(error: Mapping[str, Any]) -> str:
+    """A pydantic error in the runtime's voice: APISIX's ``property "x" is required`` for a
+    missing property, a semantic check's own message (``cache_key variable $request_method
+    unsupported``), ``$.path: rule`` for the rest."""
+    loc = [part for part in error["loc"] if not str(part).startswith("function-")]
+    if error["type"] == "missing":
+        return f'property "{".".join(str(p) for p in loc)}" is required'
+    if error["type"] == "extra_forbidden":
+        return f'property "{".".join(str(p) for p in loc)}" is not allowed'
+    if error["type"] == "value_error":
+        # a plugin's own semantic check: its message says it all, in the seed's words
+        return str((error.get("ctx") or {}).get("error") or error["msg"])
+    if error["type"] == "portico":
+        return str(error["msg"])
+    return describe(error, loc)
+
+
+def effective_order(spec: PluginSpec, config: PluginConfig) -> int:
+    return config.meta.order if config.meta is not None else spec.order
