@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-CacheMethod = Literal["GET", "HEAD", "POST"]
-
 from pydantic import Field, field_validator
 
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
+
+CacheMethod = Literal["GET", "HEAD", "POST"]
 
 #: request variables a cache key may use; ``$arg_<name>``, ``$http_<name>`` and
 #: ``$cookie_<name>`` stand for one argument, header or cookie. ``$request_method`` is not
