@@ -2,10 +2,15 @@
 
 from portico.core import account, audit, refresh
 from portico.core.db.base import Base
+from portico.management.api import models as api_models
+from portico.management.dataplane import models as dataplane_models
+from portico.management.deployment import models as deployment_models
 from portico.management.environment import models as environment_models
 from portico.management.group import models as group_models
 from portico.management.identity_provider import models as idp_models
 from portico.management.org import models as org_models
+from portico.management.plugin import models as plugin_models
+from portico.management.revision import models as revision_models
 from portico.management.role import models as role_models
 from portico.management.upstream import models as upstream_models
 from portico.management.user import models as user_models
@@ -14,6 +19,11 @@ metadata = Base.metadata
 
 __all__ = [
     "account",
+    "api_models",
+    "dataplane_models",
+    "deployment_models",
+    "plugin_models",
+    "revision_models",
     "audit",
     "environment_models",
     "group_models",

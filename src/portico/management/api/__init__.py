@@ -1,0 +1,1 @@
+"""APIs (services): the unit that is versioned by revisions and deployed."""

@@ -1,0 +1,1 @@
+"""The data-plane interface: config snapshots for gateway nodes, tokens, heartbeats."""

@@ -1,0 +1,1 @@
+"""Deployments: validation, conflict checks, environment config snapshots."""

@@ -1,0 +1,1 @@
+"""Plugin schemas and global (environment-wide) plugins."""

@@ -1,0 +1,1 @@
+"""Revisions of an API: immutable once deployed; specs and upstream bindings."""
