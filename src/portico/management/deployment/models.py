@@ -21,7 +21,9 @@ class Deployment(IdMixin, Base):
     __table_args__ = (UniqueConstraint("api_id", "environment_id"),)
 
     org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("orgs.id", ondelete="CASCADE"), index=True)
-    api_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("apis.id", ondelete="RESTRICT"), index=True)
+    api_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("apis.id", ondelete="RESTRICT"), index=True
+    )
     revision_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("revisions.id", ondelete="RESTRICT"), index=True
     )
