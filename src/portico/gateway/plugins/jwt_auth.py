@@ -1,0 +1,122 @@
+"""jwt-auth: the consumer is the one whose ``key`` a signed JWT names.
+
+The consumer's ``algorithm`` is enforced, never the token header's (no algorithm confusion);
+``exp`` and ``nbf`` are checked.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Literal, Self
+
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from pydantic import Field, model_validator
+
+from portico.core.validation import invalid
+from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
+from portico.gateway.plugins.key_auth import HEADER_NAME
+
+Algorithm = Literal["HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "EdDSA"]
+
+#: RFC 7518 §3.2: an HMAC key of at least the hash's size MUST be used
+_HMAC_BYTES = {"HS256": 32, "HS384": 48, "HS512": 64}
+_CURVES = {"ES256": ec.SECP256R1, "ES384": ec.SECP384R1}
+
+
+def public_key_error(pem: str, algorithm: str) -> str | None:
+    """Why ``pem`` cannot verify ``algorithm`` signatures, or None."""
+    try:
+        key = load_pem_public_key(pem.encode())
+    except (ValueError, TypeError):
+        return "public_key is not a PEM public key"
+    if algorithm.startswith("RS"):
+        if not isinstance(key, rsa.RSAPublicKey) or key.key_size < 2048:
+            return f"public_key must be an RSA key of at least 2048 bits for {algorithm}"
+    elif algorithm in _CURVES:
+        curve = _CURVES[algorithm]
+        if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, curve):
+            return f"public_key must be an EC key on curve {curve.name} for {algorithm}"
+    elif not isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey):
+        return "public_key must be an Ed25519 or Ed448 key for EdDSA"
+    return None
+
+
+class JwtAuthConfig(PluginConfig):
+    header: str = Field(
+        "authorization", pattern=HEADER_NAME, description="Request header carrying the token."
+    )
+    query: str = Field(
+        "jwt", pattern=HEADER_NAME, description="Query argument tried when the header is absent."
+    )
+    cookie: str = Field(
+        "jwt", pattern=HEADER_NAME, description="Cookie tried when header and query are absent."
+    )
+    hide_credentials: bool = Field(
+        False, description="Remove the token from the request before it is proxied upstream."
+    )
+
+
+class JwtAuthCredential(ConsumerCredential):
+    key: str = Field(
+        min_length=1,
+        max_length=256,
+        description="Value of the token's `key` claim that identifies this consumer.",
+    )
+    secret: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="HMAC secret (HS256/HS384/HS512): at least as many bytes as the hash.",
+    )
+    public_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=16_384,
+        description="PEM public key verifying RS*, ES* and EdDSA signatures.",
+    )
+    algorithm: Algorithm = Field("HS256", description="The only algorithm accepted.")
+    exp: int = Field(
+        86_400, ge=1, le=31_536_000, description="Lifetime in seconds of tokens issued for it."
+    )
+    base64_secret: bool = Field(False, description="`secret` is base64-encoded bytes.")
+
+    secret_fields = frozenset({"secret"})
+
+    @model_validator(mode="after")
+    def _key_material(self) -> Self:
+        if self.algorithm in _HMAC_BYTES:
+            if self.secret is None:
+                invalid(("secret",), f'property "secret" is required for {self.algorithm}')
+            secret = self.secret.encode()
+            if self.base64_secret:
+                try:
+                    secret = base64.b64decode(secret, validate=True)
+                except (binascii.Error, ValueError):
+                    invalid(("secret",), "secret is not valid base64 (base64_secret is true)")
+            if len(secret) < _HMAC_BYTES[self.algorithm]:
+                invalid(
+                    ("secret",),
+                    f"secret must be at least {_HMAC_BYTES[self.algorithm]} bytes "
+                    f"for {self.algorithm} (RFC 7518 §3.2)",
+                )
+        else:
+            if self.public_key is None:
+                invalid(("public_key",), f'property "public_key" is required for {self.algorithm}')
+            reason = public_key_error(self.public_key, self.algorithm)
+            if reason is not None:
+                invalid(("public_key",), reason)
+        return self
+
+
+PLUGIN = PluginSpec(
+    name="jwt-auth",
+    category=Category.AUTHENTICATION,
+    order=102,
+    reorderable=True,
+    config=JwtAuthConfig,
+    consumer=JwtAuthCredential,
+    description="Authenticates consumers by a signed JWT whose `key` claim names them; the "
+    "consumer's algorithm is enforced and exp/nbf checked; otherwise → 401.",
+)
