@@ -19,6 +19,7 @@ from portico.core.clock import utcnow
 from portico.core.db.engine import Database
 from portico.core.passwords import hash_password
 from portico.core.settings import Settings
+from portico.management.deployment.snapshot import publish
 from portico.management.environment.models import Environment, GatewayHost
 from portico.management.org import service as org_service
 from portico.management.org.models import Membership
@@ -102,4 +103,5 @@ async def bootstrap(settings: Settings, database: Database) -> BootstrapResult:
             )
             session.add(env)
             await session.flush()
+            await publish(session, env, "environment created")
         return BootstrapResult(email, generated, created, org.id, env.id)

@@ -40,10 +40,18 @@ class WriteSchema(BaseModel):
         """No stored text may hold NUL: PostgreSQL refuses it in text and jsonb (an error at
         write time, a 500 if it got that far). Checked once, on the raw document, at any
         depth, so that no field of any schema needs to remember it."""
-        found = _nul_at(data, ())
+        found = find_nul(data)
         if found is not None:
-            invalid(found, "must not contain NUL characters")
+            invalid(found, NUL_REFUSED)
         return data
+
+
+NUL_REFUSED = "must not contain NUL characters"
+
+
+def find_nul(data: Any) -> Loc | None:
+    """Where ``data`` (a JSON document) holds NUL in a key or a string, if anywhere."""
+    return _nul_at(data, ())
 
 
 def _nul_at(value: Any, loc: Loc) -> Loc | None:

@@ -50,7 +50,12 @@ class Settings(BaseSettings):
     public_url: str = Field("", description="How users reach the control plane (links).")
     access_token_ttl_seconds: int = Field(3600, ge=60, le=86400)
     refresh_token_ttl_seconds: int = Field(30 * 86400, ge=3600)
-    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(
+        8 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body; OpenAPI imports (5 MiB) and route specs of "
+        "thousands of routes must fit.",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = True
     trusted_proxies: list[str] = Field(

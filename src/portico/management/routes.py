@@ -5,12 +5,16 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from portico.management.api.endpoints import router as api_router
+from portico.management.api.import_endpoints import router as api_import_router
 from portico.management.audit_log.endpoints import router as audit_log_router
 from portico.management.auth.endpoints import router as auth_router
+from portico.management.dataplane.endpoints import router as dataplane_router
+from portico.management.deployment.endpoints import router as deployment_router
 from portico.management.environment.endpoints import router as environment_router
 from portico.management.group.endpoints import router as group_router
 from portico.management.identity_provider.endpoints import router as identity_provider_router
 from portico.management.org.endpoints import router as org_router
+from portico.management.plugin.endpoints import router as plugin_router
 from portico.management.revision.endpoints import router as revision_router
 from portico.management.role.endpoints import router as role_router
 from portico.management.upstream.endpoints import router as upstream_router
@@ -25,8 +29,12 @@ ROUTERS = (
     identity_provider_router,
     environment_router,
     upstream_router,
+    api_import_router,  # before api_router: /apis/from-spec is not an {apiId}
     api_router,
     revision_router,
+    deployment_router,
+    plugin_router,
+    dataplane_router,
     audit_log_router,
 )
 

@@ -30,8 +30,11 @@ async def test_create_read_list_update_delete(
     assert env["gatewayHosts"] == ["api.example.com"]
     assert env["orgId"] == str(org.id)
 
-    got = await client.get(url(org, f"/{env['id']}"), headers=admin.headers)
-    assert got.json() == env
+    got = (await client.get(url(org, f"/{env['id']}"), headers=admin.headers)).json()
+    assert {k: got[k] for k in env} == env
+    # the detail also says what is deployed there and which config version gateways run
+    assert got["deployments"] == []
+    assert got["configVersion"] == 1
 
     listed = (await client.get(url(org), headers=admin.headers)).json()
     assert listed["total"] == 1 and listed["items"][0]["id"] == env["id"]
@@ -128,7 +131,7 @@ async def test_malformed_json_and_wrong_content_type(
 
 async def test_oversized_body_is_413(client: httpx.AsyncClient, org: Org, admin: Account) -> None:
     response = await client.post(
-        url(org), json={"name": "a", "description": "x" * 2_000_000}, headers=admin.headers
+        url(org), json={"name": "a", "description": "x" * 9_000_000}, headers=admin.headers
     )
     assert response.status_code == 413
 

@@ -9,7 +9,7 @@ refresh-token family when reuse is detected.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -35,6 +35,18 @@ async def _request_session(request: Request) -> AsyncIterator[AsyncSession]:
             raise
         else:
             await session.commit()
+            run_after_commit(session)
+
+
+def after_commit(session: AsyncSession, callback: Callable[[], None]) -> None:
+    """Run ``callback`` once the unit of work has committed (never if it rolls back): for
+    telling others about a change only when they can see it."""
+    session.info.setdefault("after_commit", []).append(callback)
+
+
+def run_after_commit(session: AsyncSession) -> None:
+    for callback in session.info.pop("after_commit", []):
+        callback()
 
 
 SessionDep = Annotated[AsyncSession, Depends(_request_session, scope="function")]

@@ -10,6 +10,7 @@ from portico.management.access import OrgCaller, parse_id, require
 from portico.management.environment import service as environment_service
 from portico.management.environment.schemas import (
     EnvironmentCreate,
+    EnvironmentDetail,
     EnvironmentRead,
     EnvironmentUpdate,
 )
@@ -43,12 +44,18 @@ async def create_environment(
     return EnvironmentRead.model_validate(env)
 
 
-@router.get("/{envId}", response_model=EnvironmentRead)
-async def get_environment(envId: str, caller: Reader, session: SessionDep) -> EnvironmentRead:
+@router.get("/{envId}", response_model=EnvironmentDetail)
+async def get_environment(envId: str, caller: Reader, session: SessionDep) -> EnvironmentDetail:
+    """One environment, with the APIs deployed there and its current config version."""
     env = await environment_service.get(
         session=session, caller=caller, env_id=parse_id(envId, EnvironmentNotFound)
     )
-    return EnvironmentRead.model_validate(env)
+    deployed, version = await environment_service.deployed(session=session, env=env)
+    return EnvironmentDetail(
+        **EnvironmentRead.model_validate(env).model_dump(),
+        config_version=version,
+        deployments=deployed,
+    )
 
 
 @router.patch("/{envId}", response_model=EnvironmentRead)

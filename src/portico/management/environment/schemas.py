@@ -65,3 +65,19 @@ class EnvironmentRead(ReadSchema):
     gateway_hosts: list[str]
     created_at: datetime
     updated_at: datetime
+
+
+class DeployedApiRead(ReadSchema):
+    api_id: uuid.UUID
+    api_name: str
+    revision_id: uuid.UUID
+    revision_number: int
+    deployed_at: datetime
+    config_version: int = Field(description="The config version the deploy produced.")
+
+
+class EnvironmentDetail(EnvironmentRead):
+    config_version: int = Field(description="The environment's current config version.")
+    deployments: list[DeployedApiRead] = Field(
+        description="What is deployed here, read from the deployments themselves (never cached)."
+    )

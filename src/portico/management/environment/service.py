@@ -11,13 +11,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
+from portico.management.api.models import Api
+from portico.management.deployment.models import Deployment
+from portico.management.deployment.snapshot import latest_version, publish
 from portico.management.environment.models import Environment, GatewayHost
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.environment.schemas import (
+    DeployedApiRead,
     EnvironmentCreate,
     EnvironmentRead,
     EnvironmentUpdate,
 )
+from portico.management.revision.models import Revision
 from portico.management.upstream.models import Upstream
 
 
@@ -57,6 +62,8 @@ async def create(
         hosts=_hosts(data.gateway_hosts),
     )
     await repository.add(env)
+    # a gateway pointed at a new environment gets a (still empty) configuration at once
+    await publish(session, env, "environment created")
     await caller.audit(session, "environment.create", env.id, after=snapshot(env))
     return env
 
@@ -72,18 +79,23 @@ async def update(
         env.name = data.name
     if data.description is not None:
         env.description = data.description
-    if data.gateway_hosts is not None and data.gateway_hosts != env.gateway_hosts:
+    hosts_changed = data.gateway_hosts is not None and data.gateway_hosts != env.gateway_hosts
+    if hosts_changed:
         env.hosts.clear()
         await session.flush()  # free the host keys before re-inserting any of them
-        env.hosts.extend(_hosts(data.gateway_hosts))
+        env.hosts.extend(_hosts(data.gateway_hosts or []))
     await session.flush()
     await session.refresh(env)
+    if hosts_changed or data.name is not None:  # both are part of the gateway's config
+        await publish(session, env, "environment changed")
     await caller.audit(session, "environment.update", env.id, before=before, after=snapshot(env))
     return env
 
 
 async def delete(*, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID) -> None:
     env = await get(session=session, caller=caller, env_id=env_id)
+    if await session.scalar(select(exists().where(Deployment.environment_id == env.id))):
+        raise Conflict(f"environment '{env.name}' has deployed APIs; undeploy them first")
     if await session.scalar(select(exists().where(Upstream.environment_id == env.id))):
         raise Conflict(f"environment '{env.name}' still has upstreams; delete them first")
     before = snapshot(env)
@@ -107,3 +119,25 @@ async def _check_unique(
 
 def _hosts(hosts: list[str]) -> list[GatewayHost]:
     return [GatewayHost(host=h, position=i) for i, h in enumerate(hosts)]
+
+
+async def deployed(*, session: AsyncSession, env: Environment) -> tuple[list[DeployedApiRead], int]:
+    rows = await session.execute(
+        select(Deployment, Api.name, Revision.number)
+        .join(Api, Api.id == Deployment.api_id)
+        .join(Revision, Revision.id == Deployment.revision_id)
+        .where(Deployment.environment_id == env.id)
+        .order_by(Api.name)
+    )
+    items = [
+        DeployedApiRead(
+            api_id=d.api_id,
+            api_name=name,
+            revision_id=d.revision_id,
+            revision_number=number,
+            deployed_at=d.deployed_at,
+            config_version=d.config_version,
+        )
+        for d, name, number in rows
+    ]
+    return items, await latest_version(session, env.id)

@@ -10,13 +10,18 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
+from portico.management.api.models import Api
+from portico.management.deployment.models import Deployment
+from portico.management.deployment.snapshot import publish
 from portico.management.environment import service as environment_service
 from portico.management.environment.models import Environment
+from portico.management.revision.models import Revision, UpstreamBinding
 from portico.management.upstream.models import Upstream
 from portico.management.upstream.repository import UpstreamRepository
 from portico.management.upstream.schemas import (
@@ -92,6 +97,8 @@ async def update(
         upstream.specification = data.specification.model_dump(mode="json")
     await session.flush()
     await session.refresh(upstream)
+    if await _deployed_users(session, upstream):  # gateways must get the new nodes and checks
+        await publish(session, env, f"upstream {upstream.name} changed")
     await caller.audit(
         session, "upstream.update", upstream.id, before=before, after=snapshot(upstream)
     )
@@ -102,6 +109,12 @@ async def delete(
     *, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID, upstream_id: uuid.UUID
 ) -> None:
     upstream = await get(session=session, caller=caller, env_id=env_id, upstream_id=upstream_id)
+    users = await _deployed_users(session, upstream)
+    if users:
+        raise Conflict(
+            f"upstream '{upstream.name}' is used by deployed revision {users[0]}; "
+            "undeploy it or bind another upstream first"
+        )
     before = snapshot(upstream)
     await UpstreamRepository(session).delete(upstream)
     await caller.audit(session, "upstream.delete", upstream_id, before=before)
@@ -129,3 +142,20 @@ async def _check_unique(
         env.org_id, env.id, name, except_id=upstream_id
     ):
         raise Conflict(f"an upstream named '{name}' already exists in environment '{env.name}'")
+
+
+async def _deployed_users(session: AsyncSession, upstream: Upstream) -> list[str]:
+    """'<API> revision <n>' for every deployed revision whose routes target ``upstream``."""
+    rows = await session.execute(
+        select(Api.name, Revision.number)
+        .join(Revision, Revision.api_id == Api.id)
+        .join(UpstreamBinding, UpstreamBinding.revision_id == Revision.id)
+        .join(
+            Deployment,
+            (Deployment.revision_id == Revision.id)
+            & (Deployment.environment_id == UpstreamBinding.environment_id),
+        )
+        .where(UpstreamBinding.upstream_id == upstream.id)
+        .order_by(Api.name, Revision.number)
+    )
+    return [f"{name} revision {number}" for name, number in rows]

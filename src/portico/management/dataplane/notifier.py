@@ -1,0 +1,34 @@
+"""Wakes the long-polls of this process when an environment gets a new config version.
+
+Other control-plane replicas learn of a change by polling the store (see the config
+endpoint), so a replica never depends on this; it only makes the local case immediate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+
+class ConfigNotifier:
+    def __init__(self) -> None:
+        self._events: dict[uuid.UUID, asyncio.Event] = {}
+
+    def publish(self, env_id: uuid.UUID) -> None:
+        event = self._events.pop(env_id, None)
+        if event is not None:
+            event.set()
+
+    async def wait(self, env_id: uuid.UUID, timeout: float) -> bool:  # noqa: ASYNC109
+        """Wait for the next publish of ``env_id``, at most ``timeout`` seconds."""
+        event = self._events.get(env_id)
+        if event is None or event.is_set():
+            event = self._events[env_id] = asyncio.Event()
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+
+NOTIFIER = ConfigNotifier()

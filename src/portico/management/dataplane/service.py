@@ -1,0 +1,121 @@
+"""Data-plane tokens, and what a gateway node is allowed to read."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core.account import User
+from portico.core.clock import Clock
+from portico.core.errors import NotFound, PermissionDenied, Unauthorized
+from portico.core.tokens import AccessTokenService, hash_opaque_token, new_opaque_token
+from portico.management.access import Caller, OrgCaller, org_caller
+from portico.management.dataplane.models import DataplaneToken
+from portico.management.deployment.models import EnvironmentConfig
+from portico.management.environment.models import Environment
+
+TOKEN_PREFIX = "pdp_"  # noqa: S105 - tells a data-plane token from a user's JWT at a glance (and in scanners)
+
+
+class DataplaneTokenNotFound(NotFound):
+    default_detail = "data-plane token not found"
+
+
+@dataclass(frozen=True)
+class IssuedDataplaneToken:
+    row: DataplaneToken
+    token: str  # shown once
+
+
+async def issue(
+    *, session: AsyncSession, caller: OrgCaller, env: Environment, name: str
+) -> IssuedDataplaneToken:
+    token = TOKEN_PREFIX + new_opaque_token()
+    row = DataplaneToken(
+        id=uuid.uuid4(),
+        org_id=caller.org_id,
+        environment_id=env.id,
+        name=name,
+        token_hash=hash_opaque_token(token),
+    )
+    session.add(row)
+    await session.flush()
+    await caller.audit(
+        session,
+        "dataplane_token.create",
+        row.id,
+        after={"name": name, "environmentId": str(env.id)},
+    )
+    return IssuedDataplaneToken(row, token)
+
+
+async def list_tokens(*, session: AsyncSession, env: Environment) -> list[DataplaneToken]:
+    return list(
+        await session.scalars(
+            select(DataplaneToken)
+            .where(DataplaneToken.environment_id == env.id)
+            .order_by(DataplaneToken.created_at)
+        )
+    )
+
+
+async def revoke(
+    *, session: AsyncSession, caller: OrgCaller, env: Environment, token_id: uuid.UUID, clock: Clock
+) -> None:
+    row = await session.scalar(
+        select(DataplaneToken).where(
+            DataplaneToken.id == token_id, DataplaneToken.environment_id == env.id
+        )
+    )
+    if row is None:
+        raise DataplaneTokenNotFound()
+    if row.revoked_at is None:
+        row.revoked_at = clock.now()
+        await caller.audit(session, "dataplane_token.revoke", row.id, before={"name": row.name})
+
+
+async def authorize_node(
+    *,
+    session: AsyncSession,
+    bearer: str,
+    env_id: uuid.UUID,
+    tokens: AccessTokenService,
+    clock: Clock,
+    ip: str | None,
+) -> Environment:
+    """The environment a node may read: with a data-plane token of that environment, or a
+    user token holding ``environment.manage`` in its organisation."""
+    env = await session.get(Environment, env_id)
+    if bearer.startswith(TOKEN_PREFIX):
+        row = await session.scalar(
+            select(DataplaneToken).where(DataplaneToken.token_hash == hash_opaque_token(bearer))
+        )
+        if row is None or row.revoked_at is not None:
+            raise Unauthorized("invalid data-plane token")
+        if env is None or row.environment_id != env.id:
+            raise NotFound("environment not found")
+        row.last_used_at = clock.now()
+        return env
+    claims = tokens.verify(bearer)
+    user = await session.get(User, uuid.UUID(str(claims["sub"])))
+    if user is None or not user.can_sign_in:
+        raise Unauthorized("invalid token")
+    if env is None:
+        raise NotFound("environment not found")
+    scoped = await org_caller(Caller(user=user, request_id=None, ip=ip), session, env.org_id)
+    if "environment.manage" not in scoped.permissions:
+        raise PermissionDenied("environment.manage")
+    return env
+
+
+async def latest_config(session: AsyncSession, env_id: uuid.UUID) -> EnvironmentConfig | None:
+    result: EnvironmentConfig | None = await session.scalar(
+        select(EnvironmentConfig)
+        .where(EnvironmentConfig.environment_id == env_id)
+        .order_by(EnvironmentConfig.version.desc())
+        .limit(1)
+    )
+    return result

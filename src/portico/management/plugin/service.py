@@ -1,0 +1,127 @@
+"""Plugin schemas (generated from the runtime's own models) and global plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core.errors import NotFound, ValidationFailed
+from portico.core.schema import NUL_REFUSED, find_nul
+from portico.core.validation import json_path, json_pointer
+from portico.gateway.plugins.base import PluginSpec
+from portico.gateway.plugins.registry import (
+    PLUGINS,
+    PluginCheckError,
+    check_plugin,
+    effective_order,
+)
+from portico.management.access import OrgCaller
+from portico.management.deployment.compiler import PluginConfigInvalid
+from portico.management.deployment.snapshot import publish
+from portico.management.environment.models import Environment
+from portico.management.plugin.models import GlobalPlugin
+from portico.management.plugin.schemas import GlobalPluginRead, PluginSchemaRead
+
+
+class PluginNotFound(NotFound):
+    default_detail = "plugin not found"
+
+
+class GlobalPluginNotFound(NotFound):
+    default_detail = "global plugin not found"
+
+
+def schema_of(spec: PluginSpec) -> PluginSchemaRead:
+    schema = spec.json_schema()
+    return PluginSchemaRead(
+        name=spec.name,
+        category=spec.category.value,
+        order=spec.order,
+        reorderable=spec.reorderable,
+        description=spec.description,
+        schema_=schema,
+        consumer_schema=spec.consumer_schema(),
+        required=list(schema.get("required", [])),
+    )
+
+
+def get_spec(name: str) -> PluginSpec:
+    spec = PLUGINS.get(name)
+    if spec is None:
+        raise PluginNotFound(f"plugin {name!r} not found (plugin names are case-sensitive)")
+    return spec
+
+
+def read_global(row: GlobalPlugin) -> GlobalPluginRead:
+    spec, config = check_plugin(row.name, row.config)
+    return GlobalPluginRead(
+        name=row.name,
+        category=spec.category.value,
+        order=effective_order(spec, config),
+        config=row.config,
+    )
+
+
+async def list_global(*, session: AsyncSession, env: Environment) -> list[GlobalPlugin]:
+    return list(
+        await session.scalars(
+            select(GlobalPlugin)
+            .where(GlobalPlugin.environment_id == env.id)
+            .order_by(GlobalPlugin.name)
+        )
+    )
+
+
+async def put_global(
+    *, session: AsyncSession, caller: OrgCaller, env: Environment, name: str, config: Any
+) -> tuple[GlobalPlugin, int]:
+    get_spec(name)
+    nul = find_nul(config)
+    if nul is not None:
+        raise ValidationFailed.at(json_pointer(nul), f"{json_path(nul)}: {NUL_REFUSED}")
+    try:
+        check_plugin(name, config)  # the runtime's own check, with its messages
+    except PluginCheckError as error:
+        raise PluginConfigInvalid(
+            error.message, errors=[{"pointer": error.pointer, "detail": error.reason}]
+        ) from None
+    row = await session.get(GlobalPlugin, (env.id, name))
+    before = dict(row.config) if row is not None else None
+    if row is None:
+        row = GlobalPlugin(environment_id=env.id, name=name, org_id=caller.org_id, config=config)
+        session.add(row)
+    else:
+        row.config = config
+    await session.flush()
+    published = await publish(session, env, f"global plugin {name} set")
+    await caller.audit(
+        session,
+        "global_plugin.put",
+        env.id,
+        before=before,
+        after=config,
+        summary=f"{name} on {env.name} (config version {published.version})",
+    )
+    return row, published.version
+
+
+async def delete_global(
+    *, session: AsyncSession, caller: OrgCaller, env: Environment, name: str
+) -> int:
+    row = await session.get(GlobalPlugin, (env.id, name))
+    if row is None:
+        raise GlobalPluginNotFound()
+    before = dict(row.config)
+    await session.delete(row)
+    await session.flush()
+    published = await publish(session, env, f"global plugin {name} removed")
+    await caller.audit(
+        session,
+        "global_plugin.delete",
+        env.id,
+        before=before,
+        summary=f"{name} removed from {env.name} (config version {published.version})",
+    )
+    return published.version
