@@ -3,6 +3,7 @@
 from portico.core import account, audit, refresh
 from portico.core.db.base import Base
 from portico.management.api import models as api_models
+from portico.management.consumer import models as consumer_models
 from portico.management.dataplane import models as dataplane_models
 from portico.management.deployment import models as deployment_models
 from portico.management.environment import models as environment_models
@@ -21,6 +22,7 @@ __all__ = [
     "account",
     "api_models",
     "audit",
+    "consumer_models",
     "dataplane_models",
     "deployment_models",
     "environment_models",

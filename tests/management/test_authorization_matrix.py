@@ -66,6 +66,7 @@ MATRIX: list[tuple[str, str, str]] = [
     ("GET", "/envs/{id}/global-plugins", "plugin.global"),
     ("PUT", "/envs/{id}/global-plugins/{id}", "plugin.global"),
     ("DELETE", "/envs/{id}/global-plugins/{id}", "plugin.global"),
+    ("GET", "/envs/{id}/nodes", "environment.read"),
     ("GET", "/envs/{id}/dataplane-tokens", "environment.read"),
     ("POST", "/envs/{id}/dataplane-tokens", "environment.manage"),
     ("DELETE", "/envs/{id}/dataplane-tokens/{id}", "environment.manage"),
@@ -85,6 +86,11 @@ MATRIX: list[tuple[str, str, str]] = [
     ("POST", "/apis/{id}/revisions/{id}/clone", "api.update"),
     ("PATCH", "/apis/{id}/revisions/{id}/upstream-bindings/add", "api.update"),
     ("PATCH", "/apis/{id}/revisions/{id}/upstream-bindings", "api.update"),
+    ("GET", "/consumers", "consumer.read"),
+    ("POST", "/consumers", "consumer.manage"),
+    ("GET", "/consumers/{id}", "consumer.read"),
+    ("PATCH", "/consumers/{id}", "consumer.manage"),
+    ("DELETE", "/consumers/{id}", "consumer.manage"),
 ]
 
 ROLES = [*PREDEFINED_ROLES, None]  # None: a member holding no role at all

@@ -8,6 +8,7 @@ from portico.management.api.endpoints import router as api_router
 from portico.management.api.import_endpoints import router as api_import_router
 from portico.management.audit_log.endpoints import router as audit_log_router
 from portico.management.auth.endpoints import router as auth_router
+from portico.management.consumer.endpoints import router as consumer_router
 from portico.management.dataplane.endpoints import router as dataplane_router
 from portico.management.deployment.endpoints import router as deployment_router
 from portico.management.environment.endpoints import router as environment_router
@@ -34,6 +35,7 @@ ROUTERS = (
     revision_router,
     deployment_router,
     plugin_router,
+    consumer_router,
     dataplane_router,
     audit_log_router,
 )

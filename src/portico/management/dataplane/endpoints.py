@@ -20,6 +20,9 @@ from portico.management.dataplane.schemas import (
     DataplaneTokenIssued,
     DataplaneTokenList,
     DataplaneTokenRead,
+    HeartbeatRequest,
+    NodeList,
+    NodeRead,
 )
 from portico.management.dataplane.service import DataplaneTokenNotFound
 from portico.management.deployment.models import EnvironmentConfig
@@ -133,6 +136,60 @@ async def get_environment_config(
     if unchanged or (since is None and request.headers.get("if-none-match") == etag):
         return Response(status_code=304, headers=headers)
     return Response(_rendered(row), media_type="application/json", headers=headers)
+
+
+@router.post("/api/dataplane/v1/heartbeat", status_code=204)
+async def post_heartbeat(body: HeartbeatRequest, request: Request) -> Response:
+    """A gateway node reports which config version it runs."""
+    state = request.app.state
+    database: Database = state.database
+    async with database.session() as session, session.begin():
+        env = await dataplane_service.authorize_node(
+            session=session,
+            bearer=bearer_token(request),
+            env_id=body.environment_id,
+            tokens=state.access_tokens,
+            clock=state.clock,
+            ip=getattr(request.state, "client_ip", None),
+        )
+        await dataplane_service.heartbeat(
+            session=session,
+            env=env,
+            node_id=body.node_id,
+            config_version=body.config_version,
+            address=getattr(request.state, "client_ip", None),
+            clock=state.clock,
+        )
+    return Response(status_code=204)
+
+
+@router.get("/api/orgs/{orgId}/envs/{envId}/nodes", response_model=NodeList)
+async def list_nodes(
+    envId: str,
+    caller: Annotated[OrgCaller, Depends(require("environment.read"))],
+    session: SessionDep,
+) -> NodeList:
+    """Gateway nodes of the environment, each with the version it runs against the expected."""
+    env = await environment_service.get(
+        session=session, caller=caller, env_id=parse_id(envId, EnvironmentNotFound)
+    )
+    expected = await latest_version(session, env.id)
+    rows = await dataplane_service.nodes(session=session, env=env)
+    return NodeList(
+        expected_version=expected,
+        items=[
+            NodeRead(
+                node_id=n.node_id,
+                config_version=n.config_version,
+                expected_version=expected,
+                in_sync=n.config_version == expected,
+                address=n.address,
+                first_seen_at=n.first_seen_at,
+                last_seen_at=n.last_seen_at,
+            )
+            for n in rows
+        ],
+    )
 
 
 _RENDERED: OrderedDict[tuple[str, int], bytes] = OrderedDict()

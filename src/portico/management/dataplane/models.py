@@ -25,3 +25,18 @@ class DataplaneToken(IdMixin, TimestampMixin, Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class DataplaneNode(Base):
+    """A gateway node as its last heartbeat described it."""
+
+    __tablename__ = "dataplane_nodes"
+
+    environment_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True
+    )
+    node_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    config_version: Mapped[int] = mapped_column(default=0)
+    address: Mapped[str | None] = mapped_column(String(64), default=None)
+    first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())

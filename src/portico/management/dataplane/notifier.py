@@ -8,16 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 
 
 class ConfigNotifier:
     def __init__(self) -> None:
         self._events: dict[uuid.UUID, asyncio.Event] = {}
+        self._subscribers: list[Callable[[], None]] = []
 
     def publish(self, env_id: uuid.UUID) -> None:
         event = self._events.pop(env_id, None)
         if event is not None:
             event.set()
+        for subscriber in list(self._subscribers):
+            subscriber()
+
+    def subscribe(self, callback: Callable[[], None]) -> None:
+        """Be told of every publish (of any environment): the embedded gateway's feeder."""
+        self._subscribers.append(callback)
+
+    def unsubscribe(self, callback: Callable[[], None]) -> None:
+        if callback in self._subscribers:
+            self._subscribers.remove(callback)
 
     async def wait(self, env_id: uuid.UUID, timeout: float) -> bool:  # noqa: ASYNC109
         """Wait for the next publish of ``env_id``, at most ``timeout`` seconds."""

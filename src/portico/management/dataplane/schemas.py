@@ -30,3 +30,24 @@ class DataplaneTokenIssued(DataplaneTokenRead):
 
 class DataplaneTokenList(ReadSchema):
     items: list[DataplaneTokenRead]
+
+
+class HeartbeatRequest(WriteSchema):
+    node_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
+    environment_id: Annotated[uuid.UUID, Field(strict=False)]
+    config_version: int = Field(ge=0)
+
+
+class NodeRead(ReadSchema):
+    node_id: str
+    config_version: int
+    expected_version: int
+    in_sync: bool
+    address: str | None
+    first_seen_at: datetime
+    last_seen_at: datetime
+
+
+class NodeList(ReadSchema):
+    items: list[NodeRead]
+    expected_version: int

@@ -13,7 +13,7 @@ from portico.core.clock import Clock
 from portico.core.errors import NotFound, PermissionDenied, Unauthorized
 from portico.core.tokens import AccessTokenService, hash_opaque_token, new_opaque_token
 from portico.management.access import Caller, OrgCaller, org_caller
-from portico.management.dataplane.models import DataplaneToken
+from portico.management.dataplane.models import DataplaneNode, DataplaneToken
 from portico.management.deployment.models import EnvironmentConfig
 from portico.management.environment.models import Environment
 
@@ -119,3 +119,36 @@ async def latest_config(session: AsyncSession, env_id: uuid.UUID) -> Environment
         .limit(1)
     )
     return result
+
+
+async def heartbeat(
+    *,
+    session: AsyncSession,
+    env: Environment,
+    node_id: str,
+    config_version: int,
+    address: str | None,
+    clock: Clock,
+) -> DataplaneNode:
+    now = clock.now()
+    node = await session.get(DataplaneNode, (env.id, node_id))
+    if node is None:
+        node = DataplaneNode(
+            environment_id=env.id, node_id=node_id, first_seen_at=now, last_seen_at=now
+        )
+        session.add(node)
+    node.config_version = config_version
+    node.address = address
+    node.last_seen_at = now
+    await session.flush()
+    return node
+
+
+async def nodes(*, session: AsyncSession, env: Environment) -> list[DataplaneNode]:
+    return list(
+        await session.scalars(
+            select(DataplaneNode)
+            .where(DataplaneNode.environment_id == env.id)
+            .order_by(DataplaneNode.node_id)
+        )
+    )

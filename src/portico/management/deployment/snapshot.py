@@ -12,7 +12,7 @@ import gc
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,11 +22,13 @@ from portico.core.db.session import after_commit
 from portico.gateway.snapshot import (
     EnvironmentSnapshot,
     PluginAttachment,
+    SnapshotConsumer,
     SnapshotRoute,
     SnapshotUpstream,
     content_hash,
 )
 from portico.management.api.models import Api
+from portico.management.consumer.snapshot import snapshot_consumers
 from portico.management.dataplane.notifier import NOTIFIER
 from portico.management.deployment.compiler import (
     RevisionSource,
@@ -57,6 +59,7 @@ class EnvironmentState:
     global_plugins: list[PluginAttachment]
     deployed: list[DeployedRevision]
     upstreams: dict[str, SnapshotUpstream]
+    consumers: list[SnapshotConsumer] = field(default_factory=list)
 
 
 def source_of(api: Api, revision: Revision, env_id: uuid.UUID) -> RevisionSource:
@@ -94,7 +97,13 @@ async def load_state(session: AsyncSession, env: Environment) -> EnvironmentStat
         )
     )
     upstreams = {str(u.id): upstream_of(u) for u in upstream_rows}
-    return EnvironmentState(env, await global_attachments(session, env.id), deployed, upstreams)
+    return EnvironmentState(
+        env,
+        await global_attachments(session, env.id),
+        deployed,
+        upstreams,
+        await snapshot_consumers(session, env.org_id),
+    )
 
 
 def upstream_of(upstream: Upstream) -> SnapshotUpstream:
@@ -156,7 +165,7 @@ def _assemble(
         gateway_hosts=state.env.gateway_hosts,
         routes=list(routes),
         upstreams={k: v for k, v in sorted(state.upstreams.items()) if k in used},
-        consumers=[],
+        consumers=state.consumers,
         global_plugins=state.global_plugins,
     )
     return document.model_copy(
