@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import typer
-import uvicorn
 from rich.console import Console
 
 from portico.core.db.engine import Database
@@ -131,7 +130,6 @@ def serve(
     migrate: bool = typer.Option(True, help="Apply migrations before starting."),
 ) -> None:
     """Run the control plane (management service) on PORTICO_LISTEN."""
-    from portico.app import create_app
 
     settings = _settings()
     configure_logging(settings.log_level, json_lines=settings.log_json)
@@ -143,22 +141,45 @@ def serve(
             "run `portico db upgrade` (or start without --no-migrate)"
         )
         raise typer.Exit(2)
+    from portico.runner import serve_all, use_uvloop
+
     host, port = split_host_port(settings.listen)
     base = f"http://{host}:{port}"
     console.print(
         f"[bold]Portico[/bold] management service on {base}  (API docs: {base}/api/docs)\n"
+        f"  gateway (traffic) on http://{settings.gateway_listen}, "
+        f"status on http://{settings.metrics_listen}/ready\n"
         f"  sign in: curl -s -X POST {base}/api/auth/login -H 'content-type: application/json' "
         f'-d \'{{"email": "{settings.bootstrap_admin_email}", "password": "..."}}\''
     )
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        loop="uvloop",
-        http="httptools",
-        log_config=None,
-        access_log=False,
-        server_header=False,
+    use_uvloop()
+    asyncio.run(serve_all(settings))
+
+
+@app.command("gateway")
+def gateway_command(
+    control_plane: str = typer.Option(..., help="Base URL of the control plane."),
+    environment: str = typer.Option(..., help="Environment id this node serves."),
+    token: str = typer.Option(..., envvar="PORTICO_DATAPLANE_TOKEN", help="Data-plane token."),
+) -> None:
+    """Run a standalone gateway node for one environment."""
+    from portico.runner import run_gateway, use_uvloop
+
+    settings = _settings()
+    configure_logging(settings.log_level, json_lines=settings.log_json)
+    console.print(
+        f"[bold]Portico gateway[/bold] for environment {environment} on "
+        f"http://{settings.gateway_listen} (status http://{settings.metrics_listen}/ready)"
+    )
+    use_uvloop()
+    asyncio.run(
+        run_gateway(
+            settings,
+            control_plane=control_plane,
+            environment=environment,
+            token=token,
+            state_dir=settings.data_dir / "gateway",
+        )
     )
 
 

@@ -18,11 +18,16 @@ from __future__ import annotations
 import enum
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from portico.gateway.context import PluginRuntime
+    from portico.gateway.services import RuntimeServices
 
 
 def _http_url(value: str) -> str:
@@ -120,6 +125,8 @@ class PluginSpec:
     consumer: type[ConsumerCredential] | None = None
     #: plugins of these categories see the request before it is proxied
     phases: tuple[str, ...] = field(default=("request",))
+    #: builds the runtime side of one attachment; None: the runtime does not run it yet
+    runtime: Callable[[Any, RuntimeServices], PluginRuntime] | None = None
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.config.model_json_schema(by_alias=True, mode="validation")

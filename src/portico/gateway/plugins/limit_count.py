@@ -7,6 +7,8 @@ limit-req and product-quota use the same rules.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import re
 from typing import Annotated, Literal, Self
 from urllib.parse import urlsplit
@@ -14,7 +16,9 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
+from portico.gateway.services import RuntimeServices
 
 KeyType = Literal["var", "var_combination", "constant"]
 Policy = Literal["local", "redis"]
@@ -119,3 +123,47 @@ PLUGIN = PluginSpec(
     description="Admits `count` requests per `time_window` seconds per key, counted locally or "
     "in Redis; others get `rejected_code` (503). Adds X-RateLimit-* headers.",
 )
+
+
+class LimitCountRuntime(BasePluginRuntime):
+    """``count`` requests per ``time_window`` seconds per key, in fixed windows; the
+    ``X-RateLimit-*`` headers tell the client where it stands."""
+
+    def __init__(self, config: LimitCountConfig, services: RuntimeServices) -> None:
+        if config.policy != "local":
+            raise ValueError("limit-count: only the local policy runs in this gateway yet")
+        self.config = config
+        self.counters = services.counters
+        self.now = services.now
+        # one counter space per attachment configuration: identical configs on different
+        # routes of one service share it, as APISIX's service-level limit does
+        self.scope = hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:16]
+
+    def _key(self, ctx: RequestContext) -> str:
+        config = self.config
+        if config.key_type == "constant":
+            value = config.key
+        elif config.key_type == "var_combination":
+            value = _VARIABLE_REF.sub(lambda m: ctx.var(m.group(0)[1:]) or "", config.key)
+        else:
+            value = ctx.var(config.key) or ctx.client_ip
+        return f"{self.scope}:{ctx.route.id if config.key_type != 'constant' else ''}:{value}"
+
+    async def access(self, ctx: RequestContext) -> Reply | None:
+        config = self.config
+        admission = self.counters.hit(self._key(ctx), config.count, config.time_window, self.now())
+        headers: list[tuple[str, str]] = []
+        if config.show_limit_quota_header:
+            headers = [
+                ("x-ratelimit-limit", str(config.count)),
+                ("x-ratelimit-remaining", str(admission.remaining)),
+                ("x-ratelimit-reset", str(admission.reset)),
+            ]
+        if not admission.allowed:
+            message = config.rejected_msg or "Too many requests"
+            return Reply.error(config.rejected_code, message, headers)
+        ctx.response_headers.update(headers)
+        return None
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=LimitCountRuntime)

@@ -3,14 +3,17 @@ strip a service's namespace prefix), the host, the method and request headers.""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 from portico.gateway.plugins.key_auth import HEADER_NAME
+from portico.gateway.services import RuntimeServices
 
 HeaderName = Annotated[str, Field(pattern=HEADER_NAME)]
 # a value goes onto the wire verbatim: no CR/LF (header injection), no NUL
@@ -104,3 +107,41 @@ PLUGIN = PluginSpec(
     config=ProxyRewriteConfig,
     description="Rewrites the upstream path (fixed or by regex), host, method and headers.",
 )
+
+
+class ProxyRewriteRuntime(BasePluginRuntime):
+    """Rewrites what the upstream receives; the client's request is not changed."""
+
+    def __init__(self, config: ProxyRewriteConfig, services: RuntimeServices) -> None:
+        self.config = config
+        self.pattern: re.Pattern[str] | None = None
+        self.replacement = ""
+        if config.regex_uri is not None:
+            self.pattern = re.compile(config.regex_uri[0])
+            # $1 / ${1} → the regex module's \g<1>
+            self.replacement = _GROUP_REF.sub(
+                lambda m: f"\\g<{m.group(1) or m.group(2)}>",
+                config.regex_uri[1].replace("\\", "\\\\"),
+            )
+
+    async def access(self, ctx: RequestContext) -> Reply | None:
+        config = self.config
+        current = ctx.upstream_path or ctx.path
+        if config.uri is not None:
+            ctx.upstream_path = config.uri
+        elif self.pattern is not None and self.pattern.search(current):
+            ctx.upstream_path = self.pattern.sub(self.replacement, current, count=1) or "/"
+        if config.host is not None:
+            ctx.upstream_headers["host"] = config.host
+        if config.headers is not None:
+            for name, value in (config.headers.set or {}).items():
+                ctx.upstream_headers[name.lower()] = value
+            for name, value in (config.headers.add or {}).items():
+                existing = ctx.upstream_headers.get(name.lower()) or ctx.header(name)
+                ctx.upstream_headers[name.lower()] = f"{existing}, {value}" if existing else value
+            for name in config.headers.remove or []:
+                ctx.remove_upstream_headers.add(name.lower())
+        return None
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=ProxyRewriteRuntime)

@@ -1,0 +1,75 @@
+"""``portico serve``: the control plane and an embedded gateway in one process.
+
+The embedded gateway serves every environment on ``PORTICO_GATEWAY_LISTEN``, picking the
+environment by Host. It gets its snapshots straight from the store (this process has it)
+instead of over HTTP: a feeder wakes on every local publish and polls every second for
+changes made by other control-plane replicas. The gateway runtime itself still imports no
+database code; only this glue does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+
+from sqlalchemy import func, select
+
+from portico.core.db.engine import Database
+from portico.gateway.config import SnapshotRefused
+from portico.gateway.gateway import Gateway
+from portico.management.dataplane.notifier import NOTIFIER
+from portico.management.deployment.models import EnvironmentConfig
+
+logger = logging.getLogger("portico.embedded")
+
+POLL_SECONDS = 1.0
+
+
+class SnapshotFeeder:
+    def __init__(self, gateway: Gateway, database: Database) -> None:
+        self.gateway = gateway
+        self.database = database
+        self.wake = asyncio.Event()
+        self._refused: dict[str, int] = {}
+
+    async def sync_once(self) -> None:
+        async with self.database.session() as session:
+            latest = select(
+                EnvironmentConfig.environment_id, func.max(EnvironmentConfig.version)
+            ).group_by(EnvironmentConfig.environment_id)
+            versions = {str(env): int(v) for env, v in await session.execute(latest)}
+            running = self.gateway.versions()
+            for env_id, version in versions.items():
+                if running.get(env_id) == version or self._refused.get(env_id) == version:
+                    continue
+                document = await session.scalar(
+                    select(EnvironmentConfig.config).where(
+                        EnvironmentConfig.environment_id == uuid.UUID(env_id),
+                        EnvironmentConfig.version == version,
+                    )
+                )
+                if document is None:  # pruned between the two queries; next round
+                    continue
+                try:
+                    await self.gateway.apply(document)
+                except SnapshotRefused as error:
+                    self._refused[env_id] = version
+                    logger.error("config version %s of %s refused: %s", version, env_id, error)
+        for env_id in set(running) - set(versions):  # environment deleted
+            await self.gateway.remove(env_id)
+
+    async def run(self) -> None:
+        NOTIFIER.subscribe(self.wake.set)
+        try:
+            while True:
+                try:
+                    await self.sync_once()
+                except Exception:  # the feeder must outlive a bad moment of the store
+                    logger.exception("embedded gateway sync failed; retrying")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), POLL_SECONDS)
+                self.wake.clear()
+        finally:
+            NOTIFIER.unsubscribe(self.wake.set)

@@ -1,0 +1,157 @@
+"""An environment's snapshot turned into what serves requests: router, plugin chains,
+balancers. Built off the hot path, whole or not at all; the gateway swaps the reference in
+one assignment, so in-flight requests finish on the configuration they started with.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from portico.gateway.balancer import Balancer
+from portico.gateway.context import PluginRuntime
+from portico.gateway.counters import LocalCounters
+from portico.gateway.health import HealthChecker
+from portico.gateway.plugins.registry import PLUGINS, check_plugin
+from portico.gateway.router import Router
+from portico.gateway.services import ConsumerIndex, RuntimeServices
+from portico.gateway.snapshot import (
+    EnvironmentSnapshot,
+    PluginAttachment,
+    SnapshotRoute,
+    SnapshotUpstream,
+)
+
+logger = logging.getLogger("portico.gateway.config")
+
+Chain = list[tuple[PluginAttachment, PluginRuntime]]
+
+
+class SnapshotRefused(Exception):
+    """The snapshot cannot be served; the previous configuration keeps serving."""
+
+
+@dataclass
+class UpstreamRuntime:
+    upstream: SnapshotUpstream
+    balancer: Balancer
+    health: HealthChecker
+
+    @property
+    def specification(self) -> Mapping[str, Any]:
+        return self.upstream.specification
+
+
+@dataclass
+class RouteRuntime:
+    route: SnapshotRoute
+    chain: Chain
+    upstream: UpstreamRuntime | None
+    #: plugins attached that this gateway cannot run: the route refuses traffic (fail closed)
+    unsupported: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EnvironmentRuntime:
+    snapshot: EnvironmentSnapshot
+    router: Router
+    routes: dict[str, RouteRuntime]
+    upstreams: dict[str, UpstreamRuntime]
+    services: RuntimeServices
+    consumer_chains: dict[str, Chain]
+
+    @property
+    def version(self) -> int:
+        return self.snapshot.version
+
+
+class HealthRegistry:
+    """Health checkers outlive snapshots while their upstream's specification is unchanged, so
+    a deploy elsewhere does not reset what the checkers learnt."""
+
+    def __init__(self) -> None:
+        self._checkers: dict[str, HealthChecker] = {}
+        self._replaced: list[HealthChecker] = []
+
+    def checker(self, upstream: SnapshotUpstream) -> tuple[HealthChecker, bool]:
+        """The upstream's checker, kept while its checks and node addresses are unchanged
+        (a new weight or balancing type does not throw away what it learnt)."""
+        known = self._checkers.get(upstream.id)
+        if known is not None and known.matches(upstream.specification):
+            return known, False
+        if known is not None:
+            self._replaced.append(known)  # stopped by the next retire()
+        checker = HealthChecker(upstream.id, upstream.specification)
+        self._checkers[upstream.id] = checker
+        return checker, True
+
+    async def retire(self, keep: set[str]) -> None:
+        """Stop checkers of upstreams no longer used (or replaced)."""
+        while self._replaced:
+            await self._replaced.pop().stop()
+        for upstream_id in list(self._checkers):
+            if upstream_id not in keep:
+                await self._checkers.pop(upstream_id).stop()
+
+    def live(self) -> dict[str, HealthChecker]:
+        return dict(self._checkers)
+
+
+def build_chain(
+    attachments: list[PluginAttachment], services: RuntimeServices
+) -> tuple[Chain, list[str]]:
+    chain: Chain = []
+    unsupported: list[str] = []
+    for attachment in sorted(attachments, key=lambda a: (a.order, a.name)):
+        spec = PLUGINS.get(attachment.name)
+        if spec is None or spec.runtime is None:
+            unsupported.append(attachment.name)
+            continue
+        _, config = check_plugin(attachment.name, attachment.config)
+        chain.append((attachment, spec.runtime(config, services)))
+    return chain, unsupported
+
+
+def build_environment(
+    document: Mapping[str, Any],
+    *,
+    counters: LocalCounters,
+    health: HealthRegistry,
+) -> tuple[EnvironmentRuntime, list[HealthChecker]]:
+    """A runtime for ``document``, or :class:`SnapshotRefused`. Returns the health checkers
+    that are new (the caller starts them once the runtime is in service)."""
+    try:
+        snapshot = EnvironmentSnapshot.model_validate(document)
+        services = RuntimeServices(ConsumerIndex.build(snapshot.consumers), counters)
+        fresh: list[HealthChecker] = []
+        upstreams: dict[str, UpstreamRuntime] = {}
+        for upstream_id, upstream in snapshot.upstreams.items():
+            checker, new = health.checker(upstream)
+            if new:
+                fresh.append(checker)
+            balancer = Balancer.build(upstream.specification, checker)
+            upstreams[upstream_id] = UpstreamRuntime(upstream, balancer, checker)
+        routes: dict[str, RouteRuntime] = {}
+        for route in snapshot.routes:
+            chain, unsupported = build_chain(route.plugins, services)
+            if unsupported:
+                logger.warning(
+                    "route %s has plugins this gateway cannot run; it answers 503",
+                    route.id,
+                    extra={"plugins": unsupported},
+                )
+            routes[route.id] = RouteRuntime(
+                route, chain, upstreams.get(route.upstream_id), unsupported
+            )
+        consumer_chains = {
+            c.username: build_chain(c.plugins, services)[0] for c in snapshot.consumers
+        }
+        router = Router.build(snapshot.routes)
+    except SnapshotRefused:
+        raise
+    except Exception as error:  # any defect makes the whole snapshot unusable
+        raise SnapshotRefused(f"{type(error).__name__}: {error}") from error
+    runtime = EnvironmentRuntime(snapshot, router, routes, upstreams, services, consumer_chains)
+    return runtime, fresh

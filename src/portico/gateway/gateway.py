@@ -1,0 +1,296 @@
+"""The request pipeline: host → environment, path → route, plugin chain, upstream.
+
+A service forwards traffic only when all of the seed's five conditions hold: the request
+reaches a gateway hostname of an environment (else 404, never proxied — the portal's own
+host is not a gateway host), the environment has a deployed API (else no routes: 404),
+a route's match rules accept it (else 404), that route targets an upstream (else 502), and
+the plugin chain lets it through.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from portico.gateway.balancer import Node, PickContext
+from portico.gateway.config import (
+    Chain,
+    EnvironmentRuntime,
+    HealthRegistry,
+    RouteRuntime,
+    SnapshotRefused,
+    build_environment,
+)
+from portico.gateway.context import Reply, RequestContext
+from portico.gateway.counters import LocalCounters
+from portico.gateway.http.proxy import Target, forward
+from portico.gateway.http.server import Request, Responder
+from portico.gateway.http.upstream import Timeouts, UpstreamPool, UpstreamResponse
+from portico.gateway.paths import PathRejected, normalize_path
+
+logger = logging.getLogger("portico.gateway")
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+JSON = [("content-type", "application/json")]
+
+
+def error_body(message: str) -> bytes:
+    return ('{"error_msg":"' + message.replace('"', "'") + '"}').encode()
+
+
+@dataclass
+class HostTable:
+    exact: dict[str, str]
+    wildcards: list[tuple[str, str]]  # (".example.com", env id), longest suffix first
+
+    @classmethod
+    def build(cls, environments: dict[str, EnvironmentRuntime]) -> HostTable:
+        exact: dict[str, str] = {}
+        wildcards: list[tuple[str, str]] = []
+        for env_id, runtime in environments.items():
+            for host in runtime.snapshot.gateway_hosts:
+                if host.startswith("*."):
+                    wildcards.append((host[1:], env_id))
+                else:
+                    exact[host] = env_id
+        wildcards.sort(key=lambda item: -len(item[0]))
+        return cls(exact, wildcards)
+
+    def find(self, host: str) -> str | None:
+        found = self.exact.get(host)
+        if found is not None:
+            return found
+        for suffix, env_id in self.wildcards:
+            if host.endswith(suffix) and len(host) > len(suffix):
+                return env_id
+        return None
+
+
+def request_host(request: Request) -> str:
+    """The Host header without its port, lower-cased (IPv6 literals keep their brackets)."""
+    raw = (request.header("host") or "").strip().lower()
+    if raw.startswith("["):
+        return raw.split("]", 1)[0] + "]"
+    return raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
+
+
+class Gateway:
+    """Serves every environment it was given; ``apply`` swaps one environment's config."""
+
+    def __init__(self, *, pool: UpstreamPool | None = None) -> None:
+        self.pool = pool or UpstreamPool()
+        self.counters = LocalCounters()
+        self.health = HealthRegistry()
+        self.environments: dict[str, EnvironmentRuntime] = {}
+        self.hosts = HostTable({}, [])
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.environments)
+
+    def versions(self) -> dict[str, int]:
+        return {env_id: runtime.version for env_id, runtime in self.environments.items()}
+
+    async def apply(self, document: Mapping[str, Any]) -> EnvironmentRuntime:
+        """Build and swap in one environment's snapshot; :class:`SnapshotRefused` leaves the
+        previous one serving."""
+        runtime, fresh = build_environment(document, counters=self.counters, health=self.health)
+        environments = {**self.environments, runtime.snapshot.environment_id: runtime}
+        hosts = HostTable.build(environments)
+        self.environments, self.hosts = environments, hosts  # the swap
+        for checker in fresh:
+            await checker.start()
+        await self._retire_checkers()
+        logger.info(
+            "environment %s now at config version %s",
+            runtime.snapshot.environment_name,
+            runtime.version,
+        )
+        return runtime
+
+    async def remove(self, env_id: str) -> None:
+        environments = {k: v for k, v in self.environments.items() if k != env_id}
+        self.environments, self.hosts = environments, HostTable.build(environments)
+        await self._retire_checkers()
+
+    async def _retire_checkers(self) -> None:
+        used = {u for env in self.environments.values() for u in env.upstreams}
+        await self.health.retire(used)
+
+    async def close(self) -> None:
+        await self.health.retire(set())
+        await self.pool.close()
+
+    # ------------------------------------------------------------------ per request
+
+    async def handle(self, request: Request, responder: Responder) -> None:
+        host = request_host(request)
+        env_id = self.hosts.find(host)
+        if env_id is None:
+            await responder.send(404, JSON, error_body("404 Route Not Found"))
+            return
+        env = self.environments[env_id]
+        try:
+            path = normalize_path(request.path)
+        except PathRejected:
+            await responder.send(400, JSON, error_body("400 Bad Request: invalid path"))
+            return
+        match = env.router.match(request.method, host, path)
+        if match is None:
+            await responder.send(404, JSON, error_body("404 Route Not Found"))
+            return
+        route = env.routes[match.route.id]
+        if route.unsupported:
+            message = f"503 plugin {route.unsupported[0]} is not supported by this gateway"
+            await responder.send(503, JSON, error_body(message))
+            return
+        incoming_id = request.header("x-request-id") or ""
+        ctx = RequestContext(
+            request=request,
+            route=match.route,
+            params=match.params,
+            path=path,
+            host=host,
+            client_ip=request.client_ip,
+            request_id=incoming_id if _REQUEST_ID.match(incoming_id) else uuid.uuid4().hex,
+        )
+        reply = await self._access(env, route.chain, ctx)
+        if reply is not None:
+            await self._reply(route.chain, ctx, reply, responder)
+        else:
+            await self._proxy(route, ctx, responder)
+        for _, plugin in route.chain:
+            plugin.log(ctx)
+
+    async def _access(
+        self, env: EnvironmentRuntime, chain: Chain, ctx: RequestContext
+    ) -> Reply | None:
+        """Run the access phase. Once an authentication plugin names the consumer, the
+        consumer's own plugins REPLACE same-named ones for the rest of the chain (the
+        consumer scope is the narrowest)."""
+        remaining = list(chain)
+        consumer = ctx.consumer
+        while remaining:
+            attachment, plugin = remaining.pop(0)
+            reply = await plugin.access(ctx)
+            if reply is not None:
+                return reply
+            if ctx.consumer is not consumer and ctx.consumer is not None:
+                consumer = ctx.consumer
+                own = env.consumer_chains.get(consumer.username, [])
+                if own:
+                    names = {a.name for a, _ in own} | {attachment.name}
+                    kept = [item for item in remaining if item[0].name not in names]
+                    remaining = sorted(kept + own, key=lambda item: (item[0].order, item[0].name))
+        return None
+
+    async def _reply(
+        self, chain: Chain, ctx: RequestContext, reply: Reply, responder: Responder
+    ) -> None:
+        headers = dict(reply.headers)
+        headers.update(ctx.response_headers)
+        for _, plugin in chain:
+            plugin.header_filter(ctx, reply.status, headers)
+        headers["x-request-id"] = ctx.request_id
+        ctx.status = reply.status
+        await responder.send(reply.status, list(headers.items()), reply.body)
+
+    async def _proxy(self, route: RouteRuntime, ctx: RequestContext, responder: Responder) -> None:
+        upstream = route.upstream
+        if upstream is None:
+            await responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
+            return
+        spec = upstream.specification
+        request = ctx.request
+        pick = PickContext(
+            client_ip=ctx.client_ip,
+            headers={k: v for k, v in request.headers},
+            args={k: v[0] for k, v in parse_qs(request.query).items()},
+            consumer=ctx.consumer.username if ctx.consumer else None,
+            vars={"uri": ctx.path, "host": ctx.host, "remote_addr": ctx.client_ip},
+        )
+        tried: list[Node] = []
+
+        def next_target() -> Target | None:
+            node = upstream.balancer.pick(pick, exclude=tried)
+            if node is None:
+                return None
+            tried.append(node)
+            upstream.balancer.started(node)
+            return Target(node.host, node.port, tls=spec.get("scheme") == "https")
+
+        timeout = spec.get("timeout") or {}
+        timeouts = Timeouts(
+            connect=float(timeout.get("connect", 60)),
+            send=float(timeout.get("send", 60)),
+            read=float(timeout.get("read", 60)),
+        )
+        nodes = spec.get("nodes") or []
+        retries = spec.get("retries")
+        retries = max(0, len(nodes) - 1) if retries is None else int(retries)
+        if ctx.remove_upstream_headers:
+            request.headers = [
+                (k, v) for k, v in request.headers if k not in ctx.remove_upstream_headers
+            ]
+        extra = [("x-request-id", ctx.request_id)]
+        extra += [(k, v) for k, v in ctx.upstream_headers.items() if k != "host"]
+        chain = route.chain
+
+        async def on_response(response: UpstreamResponse) -> list[tuple[str, str]]:
+            headers = dict(ctx.response_headers)
+            for _, plugin in chain:
+                plugin.header_filter(ctx, response.status, headers)
+            headers["x-request-id"] = ctx.request_id
+            return list(headers.items())
+
+        started = time.perf_counter()
+        result = await forward(
+            request,
+            responder,
+            pool=self.pool,
+            targets=next_target,
+            path=ctx.upstream_path or ctx.path,
+            host_header=self._upstream_host(ctx, spec, tried),
+            extra_headers=extra,
+            timeouts=timeouts,
+            retries=retries,
+            on_response=on_response,
+        )
+        ctx.status = result.status
+        elapsed = time.perf_counter() - started
+        for failed in tried[:-1]:  # earlier tries failed to connect (the only retried failure)
+            upstream.balancer.finished(failed, 0.0, False)
+            upstream.health.report(failed, tcp_failure=True)
+        if tried:
+            node = tried[-1]
+            ok = result.error is None and result.status < 500
+            upstream.balancer.finished(node, elapsed, ok)
+            upstream.health.report(
+                node,
+                status=result.status if result.error is None else None,
+                tcp_failure=result.error is not None and "timeout" not in result.error,
+                timeout=result.error is not None and "timeout" in result.error,
+            )
+
+    @staticmethod
+    def _upstream_host(ctx: RequestContext, spec: Mapping[str, Any], tried: list[Node]) -> str:
+        if "host" in ctx.upstream_headers:
+            return ctx.upstream_headers["host"]
+        mode = spec.get("passHost", "pass")
+        if mode == "rewrite" and spec.get("upstreamHost"):
+            return str(spec["upstreamHost"])
+        if mode == "node":
+            nodes = spec.get("nodes") or []
+            first = nodes[0] if isinstance(nodes, list) and nodes else None
+            if isinstance(first, dict):
+                return f"{first['host']}:{first['port']}"
+        return ctx.request.header("host") or ctx.host
+
+
+__all__ = ["Gateway", "SnapshotRefused"]

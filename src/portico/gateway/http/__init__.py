@@ -1,0 +1,54 @@
+"""The gateway's HTTP engine: a raw asyncio/httptools HTTP/1.1 server (``server``), a pooled
+upstream client (``upstream``) and the reverse-proxy step between them (``proxy``).
+
+Everything here is on the data plane's hot path: no framework, no logging per request.
+"""
+
+from .body import RequestBody
+from .errors import (
+    BadRequest,
+    ClientDisconnected,
+    ClientError,
+    PayloadTooLarge,
+    RequestTimeout,
+    error_body,
+)
+from .proxy import ProxyResult, Target, forward
+from .server import Handler, Limits, Request, Responder, serve, shutdown
+from .upstream import (
+    ConnectFailed,
+    ConnectTimeout,
+    Timeouts,
+    UpstreamError,
+    UpstreamPool,
+    UpstreamReset,
+    UpstreamResponse,
+    UpstreamTimeout,
+)
+
+__all__ = [
+    "BadRequest",
+    "ClientDisconnected",
+    "ClientError",
+    "ConnectFailed",
+    "ConnectTimeout",
+    "Handler",
+    "Limits",
+    "PayloadTooLarge",
+    "ProxyResult",
+    "Request",
+    "RequestBody",
+    "RequestTimeout",
+    "Responder",
+    "Target",
+    "Timeouts",
+    "UpstreamError",
+    "UpstreamPool",
+    "UpstreamReset",
+    "UpstreamResponse",
+    "UpstreamTimeout",
+    "error_body",
+    "forward",
+    "serve",
+    "shutdown",
+]

@@ -1,0 +1,27 @@
+"""Header names as they arrive on the wire → their lower-cased ``str``.
+
+A dict lookup on the raw bytes saves the decode and ``lower()`` for the names nearly every
+message carries; other names fall back to ``name.decode("latin-1").lower()``.
+"""
+
+from __future__ import annotations
+
+_COMMON = (
+    # requests
+    "host user-agent accept accept-encoding accept-language connection content-length "
+    "content-type transfer-encoding cookie authorization referer origin cache-control pragma "
+    "x-forwarded-for x-forwarded-proto x-forwarded-host x-real-ip x-request-id apikey "
+    "if-none-match if-modified-since upgrade expect te keep-alive range sec-websocket-key "
+    "sec-websocket-version sec-websocket-extensions sec-websocket-protocol "
+    # responses
+    "date server etag last-modified location set-cookie vary expires content-encoding "
+    "accept-ranges age sec-websocket-accept access-control-allow-origin"
+)
+
+HEADER_NAMES: dict[bytes, str] = {}
+for _name in _COMMON.split(" "):
+    for _spelling in (_name, "-".join(p.capitalize() for p in _name.split("-")), _name.upper()):
+        HEADER_NAMES[_spelling.encode()] = _name
+HEADER_NAMES[b"User-agent"] = "user-agent"
+HEADER_NAMES[b"ETag"] = "etag"
+HEADER_NAMES[b"WWW-Authenticate"] = "www-authenticate"

@@ -1,0 +1,325 @@
+"""Forwarding one request to an upstream node and relaying the answer.
+
+What the upstream receives: the client's headers without the hop-by-hop ones (Connection and
+the headers it names, Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade
+unless upgrading, Proxy-Authorization) and without Expect (100-continue is answered here);
+``Host: host_header``; ``X-Forwarded-For`` with the client's address appended,
+``X-Forwarded-Proto`` and ``X-Forwarded-Host`` set; ``extra_headers`` replacing same-named
+ones. The body is streamed, re-framed by the pool. The answer goes back the same way, hop-by-hop
+headers removed, body streamed with back-pressure on both sides.
+
+Failures: connect failures are retried on the next target (``retries`` times); nothing else is
+retried (a request may have reached the node). Connect/send/read timeouts → 504; refused,
+reset, invalid answer → 502; no node at all → 503. A failure after the response has started
+closes the client connection so the client sees a truncated response.
+
+If the client goes away while the node has not answered yet, the exchange is abandoned (the
+upstream connection is dropped, nginx's ``proxy_ignore_client_abort off``) and the result is 499.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, Awaitable, Callable
+from dataclasses import dataclass
+
+from .errors import ClientDisconnected, ClientError
+from .responder import Responder
+from .server import Request
+from .tunnel import relay
+from .upstream import (
+    ConnectFailed,
+    ConnectTimeout,
+    Timeouts,
+    UpstreamError,
+    UpstreamPool,
+    UpstreamResponse,
+    UpstreamTimeout,
+)
+
+__all__ = ["ProxyResult", "Target", "forward", "request_headers", "response_headers"]
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-authenticate",
+    }
+)
+# Also rebuilt for the upstream rather than passed through.
+_REQUEST_DROP = HOP_BY_HOP | {
+    "host",
+    "content-length",
+    "expect",
+    "x-forwarded-for",
+    "x-forwarded-proto",
+    "x-forwarded-host",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    host: str
+    port: int
+    tls: bool = False
+
+
+@dataclass(slots=True)
+class ProxyResult:
+    status: int  # what the client got (499: it went away before the answer)
+    upstream_addr: str | None  # "host:port" of each node tried, ", "-separated (nginx's form)
+    upstream_seconds: float  # first connect attempt → last byte relayed
+    request_bytes: int  # request body bytes received from the client
+    response_bytes: int  # response body bytes written to the client
+    error: str | None
+
+
+def _connection_tokens(headers: list[tuple[str, str]]) -> set[str] | None:
+    tokens: set[str] | None = None
+    for name, value in headers:
+        if name == "connection":
+            for token in value.lower().split(","):
+                token = token.strip()
+                if token and token not in HOP_BY_HOP:
+                    if tokens is None:
+                        tokens = set()
+                    tokens.add(token)
+    return tokens
+
+
+def _replace(headers: list[tuple[str, str]], extra: list[tuple[str, str]]) -> None:
+    names = {name.lower() for name, _ in extra}
+    headers[:] = [h for h in headers if h[0] not in names]
+    headers += ((name.lower(), value) for name, value in extra)
+
+
+def request_headers(
+    request: Request, host_header: str, extra_headers: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The header list the upstream receives (see the module docstring)."""
+    out = [("host", host_header)]
+    forwarded_for: str | None = None
+    original_host = ""
+    has_connection = False
+    upgrade = ""
+    for header in request.headers:
+        name = header[0]
+        if name not in _REQUEST_DROP:
+            out.append(header)
+        elif name == "x-forwarded-for":
+            forwarded_for = header[1] if forwarded_for is None else f"{forwarded_for}, {header[1]}"
+        elif name == "host":
+            original_host = header[1]
+        elif name == "connection":
+            has_connection = True
+        elif name == "upgrade":
+            upgrade = header[1]
+    if has_connection:
+        tokens = _connection_tokens(request.headers)
+        if tokens:
+            out = [h for h in out if h[0] not in tokens]
+    client_ip = request.client_ip
+    out.append(
+        ("x-forwarded-for", client_ip if forwarded_for is None else f"{forwarded_for}, {client_ip}")
+    )
+    out.append(("x-forwarded-proto", request.scheme))
+    if original_host:
+        out.append(("x-forwarded-host", original_host))
+    if request.upgrade:
+        out.append(("connection", "upgrade"))
+        out.append(("upgrade", upgrade))
+    if extra_headers:
+        _replace(out, extra_headers)
+    return out
+
+
+def response_headers(response: UpstreamResponse) -> list[tuple[str, str]]:
+    """The upstream's headers without the hop-by-hop ones (framing is redone per client)."""
+    headers = response.headers
+    out = [h for h in headers if h[0] not in HOP_BY_HOP]
+    if len(out) != len(headers):
+        tokens = _connection_tokens(headers)
+        if tokens:
+            out = [h for h in out if h[0] not in tokens]
+    return out
+
+
+async def forward(
+    request: Request,
+    responder: Responder,
+    *,
+    pool: UpstreamPool,
+    targets: Callable[[], Target | None],
+    path: str,
+    host_header: str,
+    extra_headers: list[tuple[str, str]],
+    timeouts: Timeouts,
+    retries: int,
+    on_response: Callable[[UpstreamResponse], Awaitable[list[tuple[str, str]]]] | None = None,
+) -> ProxyResult:
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    query = request.query
+    target = path if not query else f"{path}{'&' if '?' in path else '?'}{query}"
+    headers = request_headers(request, host_header, extra_headers)
+    body: AsyncIterable[bytes] | bytes | None
+    content_length = request.content_length
+    if content_length is None and not request.body.chunked:
+        body = None
+    else:
+        body = request.body.take_complete()  # a small body that is already here: one write
+        if body is None:
+            body = request.body
+    tried: list[str] = []
+    task = asyncio.current_task()
+    assert task is not None
+    response: UpstreamResponse | None = None
+    status = 0
+    error: str | None = None
+    cancelled = False
+    attempt = 0
+    # While waiting for the node, a client that goes away cancels the wait (see docstring).
+    responder.on_disconnect(task.cancel)
+    try:
+        while True:
+            node = targets()
+            if node is None:
+                status, error = (502, error) if tried else (503, "no upstream node available")
+                break
+            tried.append(f"{node.host}:{node.port}")
+            try:
+                response = await pool.request(
+                    node.host,
+                    node.port,
+                    request.method,
+                    target,
+                    headers,
+                    body,
+                    content_length,
+                    timeouts,
+                    node.tls,
+                )
+                break
+            except ConnectFailed as exc:
+                error = str(exc)
+                if attempt < retries:
+                    attempt += 1
+                    continue
+                status = 504 if isinstance(exc, ConnectTimeout) else 502
+                break
+    except asyncio.CancelledError:
+        if not responder.disconnected:
+            raise
+        cancelled = True
+        task.uncancel()
+        status, error = 499, "client disconnected"
+    except UpstreamTimeout as exc:
+        status, error = 504, str(exc)
+    except UpstreamError as exc:
+        status, error = 502, str(exc)
+    except ClientError as exc:
+        status, error = exc.status, str(exc) or type(exc).__name__
+    finally:
+        responder.on_disconnect(None)
+    if responder.disconnected and not cancelled:
+        # Our cancel was requested but not delivered yet: take it here, not in the caller.
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            task.uncancel()
+        if response is not None:
+            response.close()
+            response = None
+        status, error = 499, "client disconnected"
+
+    upstream_addr = ", ".join(tried) if tried else None
+    if response is None:
+        if status != 499 and not responder.started:
+            await responder.send_error(status)
+        return ProxyResult(
+            status, upstream_addr, loop.time() - started, request.body.received, 0, error
+        )
+    if response.upgraded:
+        return await _tunnel(request, responder, response, timeouts, upstream_addr, started)
+    return await _relay(responder, response, on_response, upstream_addr, started, request)
+
+
+async def _relay(
+    responder: Responder,
+    response: UpstreamResponse,
+    on_response: Callable[[UpstreamResponse], Awaitable[list[tuple[str, str]]]] | None,
+    upstream_addr: str | None,
+    started: float,
+    request: Request,
+) -> ProxyResult:
+    loop = asyncio.get_running_loop()
+    error: str | None = None
+    status = response.status
+    try:
+        headers = response_headers(response)
+        if on_response is not None:
+            extra = await on_response(response)
+            if extra:
+                _replace(headers, extra)
+        await responder.start(response.status, headers)
+        write = responder.write
+        async for chunk in response.body:
+            await write(chunk)
+        await responder.end()
+    except UpstreamError as exc:
+        error = str(exc)
+        if responder.committed:
+            responder.abort()  # the head is out: only a cut connection tells the client
+        else:  # failed before the first body byte: the head was still held back
+            status = 504 if isinstance(exc, UpstreamTimeout) else 502
+            responder.reset()
+            await responder.send_error(status)
+    except ClientDisconnected:
+        error = "client disconnected"
+        response.close()
+    except BaseException:
+        response.close()
+        raise
+    return ProxyResult(
+        status,
+        upstream_addr,
+        loop.time() - started,
+        request.body.received,
+        responder.bytes_written,
+        error,
+    )
+
+
+async def _tunnel(
+    request: Request,
+    responder: Responder,
+    response: UpstreamResponse,
+    timeouts: Timeouts,
+    upstream_addr: str | None,
+    started: float,
+) -> ProxyResult:
+    loop = asyncio.get_running_loop()
+    if not request.upgrade or response.status != 101:
+        response.close()
+        await responder.send_error(502)
+        return ProxyResult(
+            502, upstream_addr, loop.time() - started, 0, 0, "unexpected upgrade from upstream"
+        )
+    headers = response_headers(response)
+    headers.append(("connection", "upgrade"))
+    upgrade = next((v for k, v in response.headers if k == "upgrade"), None)
+    if upgrade is not None:
+        headers.append(("upgrade", upgrade))
+    await responder.start(101, headers)
+    client, client_pending = responder.detach()
+    upstream, upstream_pending = response.detach()
+    sent, received = await relay(
+        client, client_pending, upstream, upstream_pending, idle_timeout=timeouts.read
+    )
+    return ProxyResult(101, upstream_addr, loop.time() - started, sent, received, None)

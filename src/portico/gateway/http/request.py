@@ -1,0 +1,222 @@
+"""The request as handlers see it, the server's limits, and the checks a request head must pass.
+
+``RequestHead`` collects the target and headers from the parser and turns them into a
+``Request`` — or refuses them with a ``HeadError`` carrying the status (400, 405, 413, 417, 431,
+505). llhttp already refuses most smuggling shapes; the checks here are the ones it lets through
+(see ``build``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .body import EMPTY_BODY, RequestBody
+from .names import HEADER_NAMES
+
+if TYPE_CHECKING:
+    from .connection import HttpProtocol
+    from .responder import Responder
+
+
+@dataclass(slots=True)
+class Request:
+    method: str
+    target: str  # as received (latin-1)
+    path: str  # before "?", still percent-encoded
+    query: str  # after "?", "" if none
+    headers: list[tuple[str, str]]  # in order, names lower-cased
+    client_ip: str
+    client_port: int
+    scheme: str
+    keep_alive: bool
+    upgrade: bool  # Connection: upgrade + Upgrade
+    content_length: int | None  # None when chunked or without body
+    body: RequestBody
+    http_version: str = "1.1"
+
+    def header(self, name: str) -> str | None:
+        """First value of ``name`` (case-insensitive)."""
+        name = name.lower()
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return None
+
+
+Handler = Callable[[Request, "Responder"], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_header_bytes: int = 32 * 1024  # request line + headers → 431
+    max_headers: int = 100  # → 431
+    max_body_bytes: int = 8 * 1024 * 1024  # → 413
+    header_timeout: float = 10.0  # complete request head → 408 and close
+    keepalive_timeout: float = 60.0  # idle keep-alive connection closed after this
+    body_timeout: float = 60.0  # between two body chunks → 408
+    send_timeout: float = 60.0  # a client that reads nothing for this long is dropped
+
+
+class HeadError(Exception):
+    """The request head is refused with ``status``; the connection is closed after the answer."""
+
+    def __init__(self, status: int, message: str | None = None) -> None:
+        super().__init__(status, message)
+        self.status = status
+        self.message = message
+
+
+_METHODS = {m.encode(): m for m in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")}
+_SPECIAL = frozenset({"content-length", "transfer-encoding", "host", "expect"})
+
+
+class RequestHead:
+    """Accumulates one request head (one instance per connection, reused). ``on_url`` and
+    ``on_header`` are handed to the parser directly."""
+
+    __slots__ = (
+        "_content_length",
+        "_expect",
+        "_host_count",
+        "_max_headers",
+        "_te",
+        "headers",
+        "open",
+        "size",
+        "url",
+    )
+
+    def __init__(self, max_headers: int) -> None:
+        self._max_headers = max_headers
+        self.open = False  # between on_message_begin and on_headers_complete
+        self.reset()
+
+    def reset(self) -> None:
+        self.url: bytes | None = None
+        self.headers: list[tuple[str, str]] = []
+        self.size = 0
+        self._content_length: str | None = None
+        self._te: str | None = None
+        self._host_count = 0
+        self._expect: str | None = None
+
+    def on_url(self, url: bytes) -> None:
+        self.url = url if self.url is None else self.url + url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if not self.open:
+            return  # trailer fields of a chunked body are dropped, as nginx does
+        key = HEADER_NAMES.get(name)
+        if key is None:
+            key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        headers = self.headers
+        headers.append((key, text))
+        self.size += len(name) + len(value) + 4
+        if key in _SPECIAL:
+            if key == "content-length":
+                self._content_length = text
+            elif key == "transfer-encoding":
+                if self._te is not None:
+                    raise HeadError(400)
+                self._te = text
+            elif key == "host":
+                self._host_count += 1
+            else:
+                self._expect = text
+        if len(headers) > self._max_headers:
+            raise HeadError(431)
+
+    def build(
+        self,
+        proto: HttpProtocol,
+        raw_method: bytes,
+        version: str,
+        upgrade: bool,
+        keep_alive: bool,
+    ) -> tuple[Request, bool]:
+        """The request (and whether it is HTTP/1.0), or ``HeadError``."""
+        limits = proto.limits
+        url = self.url or b""
+        if self.size + len(url) > limits.max_header_bytes:
+            raise HeadError(431)
+        method = _METHODS.get(raw_method) or raw_method.decode("latin-1")
+        http10 = False
+        if version != "1.1":
+            if version == "1.0":
+                http10 = True
+            elif version[0] >= "2":
+                raise HeadError(505)
+            else:
+                raise HeadError(400)
+        if method == "CONNECT":
+            raise HeadError(405)
+        if self._host_count != 1 and (self._host_count > 1 or not http10):
+            raise HeadError(400)  # RFC 9112 §3.2: exactly one Host (HTTP/1.0 may omit it)
+        headers = self.headers
+        target = url.decode("latin-1")
+        q = target.find("?")
+        path, query = (target, "") if q < 0 else (target[:q], target[q + 1 :])
+        if path[:1] != "/":
+            path = _other_form(path, method, headers)
+        expect = self._expect
+        if expect is not None:
+            if http10:
+                expect = None
+            elif expect.lower() != "100-continue":
+                raise HeadError(417)
+        body = EMPTY_BODY
+        content_length: int | None = None
+        te = self._te
+        if te is not None:
+            # Anything but exactly "chunked" (xchunked, "chunked, identity", trailing
+            # whitespace, HTTP/1.0) could be framed differently by an upstream: refuse.
+            if http10 or self._content_length is not None or te.lower() != "chunked":
+                raise HeadError(400)
+            body = RequestBody(proto, chunked=True, expect_continue=expect is not None)
+        elif self._content_length is not None:
+            content_length = int(self._content_length)  # llhttp checked it is only digits
+            if content_length > limits.max_body_bytes:
+                raise HeadError(413)
+            if content_length:
+                body = RequestBody(proto, chunked=False, expect_continue=expect is not None)
+        if upgrade and body is not EMPTY_BODY:
+            raise HeadError(400, "request body on an upgrade request")
+        request = Request(
+            method,
+            target,
+            path,
+            query,
+            headers,
+            proto.client_ip,
+            proto.client_port,
+            "http",
+            keep_alive,
+            upgrade,
+            content_length,
+            body,
+            version,
+        )
+        self.reset()
+        return request, http10
+
+
+def _other_form(path: str, method: str, headers: list[tuple[str, str]]) -> str:
+    """asterisk-form (``OPTIONS *``) or absolute-form (RFC 9112 §3.2.2: the authority replaces
+    Host and the path is what follows it); anything else is a 400."""
+    if path == "*" and method == "OPTIONS":
+        return path
+    lower = path[:8].lower()
+    if not lower.startswith(("http://", "https://")):
+        raise HeadError(400)
+    rest = path[path.index("//") + 2 :]
+    slash = rest.find("/")
+    authority, path = (rest, "/") if slash < 0 else (rest[:slash], rest[slash:])
+    if not authority:
+        raise HeadError(400)
+    for i, (key, _) in enumerate(headers):
+        if key == "host":
+            headers[i] = ("host", authority)
+    return path

@@ -1,0 +1,257 @@
+"""Writing one response: status line and headers, then a body framed by Content-Length,
+chunked encoding (HTTP/1.1 without a length) or the connection's close (HTTP/1.0).
+
+The head is kept back until the first body write or ``end()`` so that head and first chunk
+leave in one ``transport.write``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .errors import ClientDisconnected, error_body, reason
+
+if TYPE_CHECKING:
+    from .connection import HttpProtocol
+
+_NONE, _LENGTH, _CHUNKED, _CLOSE = 0, 1, 2, 3
+_FRESH, _STARTED, _DONE = 0, 1, 2
+
+_STATUS_LINES: dict[int, str] = {}
+
+
+def _status_line(status: int) -> str:
+    line = _STATUS_LINES.get(status)
+    if line is None:
+        if not 100 <= status <= 999:
+            raise ValueError(f"invalid status {status}")
+        line = _STATUS_LINES[status] = f"HTTP/1.1 {status} {reason(status)}\r\n"
+    return line
+
+
+class Responder:
+    """Writes the response to one request (see the module docstring for the framing rules).
+
+    ``status`` and ``bytes_written`` (body bytes) are there for the access log.
+    """
+
+    __slots__ = (
+        "_head",
+        "_mode",
+        "_on_disconnect",
+        "_proto",
+        "_remaining",
+        "_state",
+        "bytes_written",
+        "disconnected",
+        "head_only",
+        "http10",
+        "keep_alive",
+        "status",
+    )
+
+    def __init__(self, proto: HttpProtocol, *, head_only: bool, http10: bool, keep_alive: bool):
+        self._proto = proto
+        self._head: bytes | None = None
+        self._mode = _NONE
+        self._remaining = 0
+        self._state = _FRESH
+        self._on_disconnect: Callable[[], object] | None = None
+        self.head_only = head_only
+        self.http10 = http10
+        self.keep_alive = keep_alive
+        self.disconnected = False
+        self.status = 0
+        self.bytes_written = 0
+
+    @property
+    def started(self) -> bool:
+        return self._state != _FRESH
+
+    @property
+    def ended(self) -> bool:
+        return self._state == _DONE
+
+    @property
+    def committed(self) -> bool:
+        """Whether any byte of the response has left (``start()`` alone keeps the head back)."""
+        return self._state != _FRESH and self._head is None
+
+    def reset(self) -> None:
+        """Forget a started but uncommitted response, so that another one can be sent."""
+        if self.committed:
+            raise RuntimeError("the response is already on the wire")
+        self._state = _FRESH
+        self._head = None
+        self.status = 0
+
+    async def start(self, status: int, headers: list[tuple[str, str]]) -> None:
+        """Status line and headers. A ``content-length`` among them frames the body; without
+        one the body is chunked (HTTP/1.1) or ends with the connection (HTTP/1.0).
+        ``transfer-encoding`` is the engine's business and is dropped if given."""
+        self._head = self._build(status, headers, None)
+
+    async def write(self, chunk: bytes) -> None:
+        """Send a body chunk; waits while the client is not reading (back-pressure)."""
+        if self._state != _STARTED:
+            raise RuntimeError("write() outside start() … end()")
+        if not chunk:
+            return
+        proto = self._proto
+        if proto.closed:
+            raise ClientDisconnected("client disconnected")
+        transport = proto.transport
+        head = self._head
+        mode = self._mode
+        n = len(chunk)
+        if mode == _CHUNKED:
+            size = b"%x\r\n" % n
+            if head is None:
+                transport.writelines((size, chunk, b"\r\n"))
+            else:
+                transport.writelines((head, size, chunk, b"\r\n"))
+        elif mode == _NONE:  # HEAD, 204, 304: the body is not sent
+            if head is not None:
+                transport.write(head)
+            n = 0
+        else:
+            if mode == _LENGTH:
+                if n > self._remaining:
+                    proto.close()
+                    raise RuntimeError("response body longer than its content-length")
+                self._remaining -= n
+            if head is None:
+                transport.write(chunk)
+            else:
+                transport.writelines((head, chunk))
+        self._head = None
+        self.bytes_written += n
+        if proto.write_paused:
+            await proto.drain()
+
+    async def end(self) -> None:
+        """Finish the response (the terminating chunk when chunked)."""
+        if self._state == _FRESH:
+            raise RuntimeError("end() before start()")
+        if self._state == _DONE:
+            return
+        self._state = _DONE
+        proto = self._proto
+        if proto.closed:
+            return
+        head = self._head
+        self._head = None
+        if self._mode == _CHUNKED:
+            proto.transport.write(b"0\r\n\r\n" if head is None else head + b"0\r\n\r\n")
+        elif head is not None:
+            proto.transport.write(head)
+        if self._mode == _LENGTH and self._remaining:
+            # Fewer bytes than announced: only closing tells the client.
+            proto.close()
+
+    async def send(self, status: int, headers: list[tuple[str, str]], body: bytes = b"") -> None:
+        """The whole response in one write, with ``content-length``."""
+        head = self._build(status, headers, len(body))
+        self._state = _DONE
+        proto = self._proto
+        if proto.closed:
+            return
+        if self._mode == _NONE or not body:
+            proto.transport.write(head)
+        else:
+            self.bytes_written = len(body)
+            proto.transport.write(head + body)
+
+    async def send_error(self, status: int, message: str | None = None) -> None:
+        """``{"error_msg": ...}`` JSON, the shape of every answer the gateway makes itself."""
+        await self.send(status, [("content-type", "application/json")], error_body(status, message))
+
+    def abort(self) -> None:
+        """The response cannot be completed (the upstream failed mid-body): close the connection
+        after what was written, so the client sees a truncated response, not a complete one."""
+        self._state = _DONE
+        self._head = None
+        self._proto.close()
+
+    def detach(self) -> tuple[asyncio.Transport, bytes]:
+        """After ``start(101, ...)``: hand the connection over. Returns the transport and the
+        bytes the client sent after the request head. The caller must ``set_protocol()`` on the
+        transport before yielding to the loop, then ``resume_reading()`` (it may be paused)."""
+        if self._state == _FRESH:
+            raise RuntimeError("detach() before start()")
+        self._state = _DONE
+        proto = self._proto
+        if self._head is not None and not proto.closed:
+            proto.transport.write(self._head)
+        self._head = None
+        return proto.detach()
+
+    def on_disconnect(self, callback: Callable[[], object] | None) -> None:
+        """Call ``callback`` (once) if the client goes away while it is set."""
+        self._on_disconnect = callback
+        if callback is not None and self.disconnected:
+            self._on_disconnect = None
+            callback()
+
+    # -- engine side ---------------------------------------------------------------------
+
+    def lost(self) -> None:
+        self.disconnected = True
+        callback = self._on_disconnect
+        if callback is not None:
+            self._on_disconnect = None
+            callback()
+
+    def _build(self, status: int, headers: list[tuple[str, str]], length: int | None) -> bytes:
+        if self._state != _FRESH:
+            raise RuntimeError("response already started")
+        keep_alive = self.keep_alive and not self._proto.must_close
+        parts = [_status_line(status)]
+        declared: int | None = None
+        own_connection = False
+        for name, value in headers:
+            if "\n" in value or "\r" in value or "\n" in name or "\r" in name:
+                raise ValueError(f"line break in response header {name!r}")
+            size = len(name)
+            if size == 14 and name.lower() == "content-length":
+                if length is not None:
+                    continue  # send() frames the body it was given
+                if not value.isdigit() or not value.isascii():
+                    raise ValueError(f"invalid content-length {value!r}")
+                declared = int(value)
+            elif size == 17 and name.lower() == "transfer-encoding":
+                continue
+            elif size == 10 and name.lower() == "connection":
+                own_connection = True
+                if "close" in value.lower():
+                    keep_alive = False
+            parts += (name, ": ", value, "\r\n")
+        if status < 200 or status == 204 or status == 304:
+            self._mode = _NONE
+        elif length is not None:
+            self._mode = _NONE if self.head_only else _LENGTH
+            parts.append(f"content-length: {length}\r\n")
+        elif self.head_only:
+            self._mode = _NONE
+        elif declared is not None:
+            self._mode = _LENGTH
+            self._remaining = declared
+        elif not self.http10:
+            self._mode = _CHUNKED
+            parts.append("transfer-encoding: chunked\r\n")
+        else:
+            self._mode = _CLOSE
+            keep_alive = False
+        if not own_connection:
+            if not keep_alive:
+                parts.append("connection: close\r\n")
+            elif self.http10:
+                parts.append("connection: keep-alive\r\n")
+        parts.append("\r\n")
+        head = "".join(parts).encode("latin-1")
+        self.keep_alive = keep_alive
+        self.status = status
+        self._state = _STARTED
+        return head

@@ -1,0 +1,316 @@
+"""Pooled HTTP/1.1 client for upstream nodes (raw protocol + ``httptools``, no aiohttp).
+
+Connections are kept per (host, port, tls, server name), most recently used first, closed
+after ``idle_timeout`` in the pool or ``max_requests_per_connection`` exchanges. A request on a
+reused connection that fails before any byte of the response (the node closed it while it was
+idle) is replayed once on a fresh connection when that is safe (see ``replayable``).
+
+Errors are the ``UpstreamError`` tree of ``errors`` (ConnectFailed, ConnectTimeout,
+UpstreamTimeout, UpstreamReset). Errors of the request body's own source (a client that goes
+away while its body is being forwarded) propagate unchanged.
+
+The caller gives every header except the framing ones: ``content-length`` and
+``transfer-encoding`` are written by the pool from ``body``/``content_length``. TLS verifies
+the node's certificate with the default context unless the pool is given another one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass, field
+
+from .errors import (
+    ConnectFailed,
+    ConnectTimeout,
+    StaleConnection,
+    UpstreamError,
+    UpstreamReset,
+    UpstreamTimeout,
+)
+from .upstream_conn import Connection
+
+__all__ = [
+    "ConnectFailed",
+    "ConnectTimeout",
+    "Timeouts",
+    "UpstreamError",
+    "UpstreamPool",
+    "UpstreamReset",
+    "UpstreamResponse",
+    "UpstreamTimeout",
+]
+
+_Key = tuple[str, int, bool, str | None]
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = 60.0
+    send: float = 60.0  # between two successful writes of the request
+    read: float = 60.0  # between two successful reads of the response
+
+
+class ResponseBody:
+    """The response body as an async iterator; the connection goes back to the pool as soon
+    as the last byte has been handed out."""
+
+    __slots__ = ("_conn", "_read_timeout")
+
+    def __init__(self, conn: Connection | None, read_timeout: float) -> None:
+        self._conn = conn
+        self._read_timeout = read_timeout
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        conn = self._conn
+        if conn is None:
+            raise StopAsyncIteration
+        while True:
+            if conn.has_data:
+                data = conn.take()
+                if conn.done and not conn.has_data:
+                    self._conn = None
+                    conn.release()
+                return data
+            if conn.error is not None:
+                self._conn = None
+                conn.abort()
+                raise conn.error
+            if conn.done:
+                self._conn = None
+                conn.release()
+                raise StopAsyncIteration
+            if conn.closed:
+                self._conn = None
+                raise UpstreamReset("upstream closed the connection mid-body")
+            try:
+                await conn.wait(self._read_timeout)
+            except BaseException:
+                self._conn = None
+                conn.abort()
+                raise
+
+    @property
+    def finished(self) -> bool:
+        return self._conn is None
+
+    def close(self) -> None:
+        """Stop reading: the connection is dropped (it is mid-response)."""
+        conn = self._conn
+        if conn is not None:
+            self._conn = None
+            conn.abort()
+
+
+_NOT_REPLAYABLE_METHODS = frozenset({"POST", "PATCH", "LOCK"})
+
+
+def replayable(method: str, body: object) -> bool:
+    """Whether a request that hit a stale connection may be sent again (nginx's rule: never a
+    non-idempotent method, never a streamed body already consumed)."""
+    return method not in _NOT_REPLAYABLE_METHODS and (body is None or isinstance(body, bytes))
+
+
+class _EmptyBody:
+    __slots__ = ()
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        raise StopAsyncIteration
+
+
+_EMPTY = _EmptyBody()
+
+
+@dataclass(eq=False)
+class UpstreamResponse:
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]  # names lower-cased
+    body: AsyncIterator[bytes]  # the connection returns to the pool once fully read
+    content_length: int | None
+    chunked: bool
+    upgraded: bool
+    _conn: Connection | None = field(default=None, repr=False)
+
+    def close(self) -> None:
+        """Give up on the rest of the body: the connection is dropped, not pooled."""
+        body = self.body
+        if isinstance(body, ResponseBody):
+            body.close()
+        if self._conn is not None:
+            self._conn.abort()
+            self._conn = None
+
+    def detach(self) -> tuple[asyncio.Transport, bytes]:
+        """For a 101 answer: the raw transport and any bytes the node sent after the head.
+        The caller must ``set_protocol()`` before yielding to the loop, then
+        ``resume_reading()``."""
+        conn = self._conn
+        if conn is None or not self.upgraded:
+            raise RuntimeError("detach() needs an upgraded response")
+        self._conn = None
+        return conn.detach()
+
+
+class UpstreamPool:
+    def __init__(
+        self,
+        *,
+        max_idle_per_host: int = 320,
+        idle_timeout: float = 60.0,
+        max_requests_per_connection: int = 1000,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.max_idle_per_host = max_idle_per_host
+        self.idle_timeout = idle_timeout
+        self.max_requests_per_connection = max_requests_per_connection
+        self._ssl = ssl_context
+        self._idle: dict[_Key, list[Connection]] = {}
+        self._live: set[Connection] = set()
+        self._drained: asyncio.Event | None = None
+        self.closed = False
+        self.connects = 0  # connections opened so far (for tests and metrics)
+
+    async def request(
+        self,
+        host: str,
+        port: int,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: AsyncIterable[bytes] | bytes | None,
+        content_length: int | None,
+        timeouts: Timeouts,
+        tls: bool = False,
+        server_hostname: str | None = None,
+    ) -> UpstreamResponse:
+        key: _Key = (host, port, tls, server_hostname)
+        conn = self._take(key)
+        if conn is not None:
+            try:
+                return await self._exchange(
+                    conn, method, target, headers, body, content_length, timeouts
+                )
+            except StaleConnection as exc:
+                if not replayable(method, body):
+                    raise UpstreamReset(str(exc)) from None
+        conn = await self._connect(key, timeouts.connect)
+        try:
+            return await self._exchange(
+                conn, method, target, headers, body, content_length, timeouts
+            )
+        except StaleConnection as exc:  # cannot be stale, but keep the public tree tidy
+            raise UpstreamReset(str(exc)) from None
+
+    async def _exchange(
+        self,
+        conn: Connection,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: AsyncIterable[bytes] | bytes | None,
+        content_length: int | None,
+        timeouts: Timeouts,
+    ) -> UpstreamResponse:
+        await conn.exchange(method, target, headers, body, content_length, timeouts.send)
+        await conn.wait_head(timeouts.read)
+        if conn.upgraded:
+            response_body: AsyncIterator[bytes] = _EMPTY
+            owner: Connection | None = conn
+        elif conn.done and not conn.has_data:
+            conn.release()
+            response_body, owner = _EMPTY, None
+        else:
+            response_body, owner = ResponseBody(conn, timeouts.read), None
+        return UpstreamResponse(
+            conn.status,
+            conn.default_reason(),
+            conn.headers,
+            response_body,
+            conn.content_length,
+            conn.chunked,
+            conn.upgraded,
+            owner,
+        )
+
+    def _take(self, key: _Key) -> Connection | None:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if not conn.closed:
+                conn.claim()
+                return conn
+        return None
+
+    async def _connect(self, key: _Key, seconds: float) -> Connection:
+        host, port, tls, server_hostname = key
+        loop = asyncio.get_running_loop()
+        context: ssl.SSLContext | None = None
+        if tls:
+            context = self._ssl
+            if context is None:
+                context = self._ssl = ssl.create_default_context()
+        try:
+            async with asyncio.timeout(seconds):
+                _, conn = await loop.create_connection(
+                    lambda: Connection(self, key),
+                    host,
+                    port,
+                    ssl=context,
+                    server_hostname=(server_hostname or host) if tls else None,
+                )
+        except TimeoutError:
+            raise ConnectTimeout(f"connect to {host}:{port} timed out") from None
+        except OSError as exc:
+            raise ConnectFailed(f"connect to {host}:{port} failed: {exc}") from None
+        self.connects += 1
+        self._live.add(conn)
+        return conn
+
+    def put(self, conn: Connection) -> None:
+        if self.closed or conn.requests >= self.max_requests_per_connection:
+            conn.close()
+            return
+        idle = self._idle.get(conn.key)
+        if idle is None:
+            idle = self._idle[conn.key] = []
+        if len(idle) >= self.max_idle_per_host:
+            conn.close()
+            return
+        conn.idle(self.idle_timeout)
+        idle.append(conn)
+
+    def forget(self, conn: Connection) -> None:
+        """The connection is closed (or was handed over to a tunnel)."""
+        self._live.discard(conn)
+        idle = self._idle.get(conn.key)
+        if idle is not None and conn in idle:
+            idle.remove(conn)
+        if not self._live and self._drained is not None:
+            self._drained.set()
+
+    def idle_count(self, host: str, port: int, tls: bool = False) -> int:
+        return sum(len(conns) for key, conns in self._idle.items() if key[:3] == (host, port, tls))
+
+    async def close(self, *, grace: float = 1.0) -> None:
+        """Close every connection (idle ones gently, busy ones abruptly) and wait for them."""
+        self.closed = True
+        self._idle = {}
+        for conn in list(self._live):
+            if conn.is_idle:
+                conn.close()
+            else:
+                conn.abort()
+        if self._live:
+            self._drained = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace):
+                    await self._drained.wait()

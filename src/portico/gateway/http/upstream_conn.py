@@ -1,0 +1,440 @@
+"""One pooled HTTP/1.1 connection to an upstream node: a raw ``asyncio.Protocol`` with
+``httptools.HttpResponseParser``, one exchange at a time.
+
+The connection's single ``Deadline`` is the read timeout while a response is awaited, the send
+timeout while a request body waits for the socket to drain, and the idle timeout in the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable
+from typing import TYPE_CHECKING, cast
+
+import httptools
+
+from .errors import StaleConnection, UpstreamError, UpstreamReset, UpstreamTimeout
+from .errors import reason as default_reason
+from .names import HEADER_NAMES
+from .timer import Deadline
+
+if TYPE_CHECKING:
+    from .upstream import UpstreamPool
+
+HIGH_WATER = 256 * 1024
+# nginx refuses response heads beyond proxy_buffer_size ("upstream sent too big header").
+MAX_HEAD_BYTES = 64 * 1024
+_IDLE, _SEND, _READ, _BUSY = 0, 1, 2, 3
+
+
+class Connection(asyncio.Protocol):
+    __slots__ = (
+        "_chunks",
+        "_drain_waiter",
+        "_head_bytes",
+        "_head_only",
+        "_head_size",
+        "_informational",
+        "_parser",
+        "_phase",
+        "_reading_paused",
+        "_waiter",
+        "body_sent",
+        "buffered",
+        "chunked",
+        "closed",
+        "content_length",
+        "detached",
+        "done",
+        "error",
+        "got_bytes",
+        "head_done",
+        "headers",
+        "keep_alive",
+        "key",
+        "loop",
+        "pool",
+        "reason",
+        "requests",
+        "status",
+        "timer",
+        "transport",
+        "upgrade_buf",
+        "upgraded",
+        "write_paused",
+    )
+
+    def __init__(self, pool: UpstreamPool, key: tuple[str, int, bool, str | None]) -> None:
+        self.pool = pool
+        self.key = key
+        self.loop = asyncio.get_running_loop()
+        self.timer = Deadline(self.loop, self._timed_out)
+        self._parser = httptools.HttpResponseParser(self)
+        self.transport: asyncio.Transport = None  # type: ignore[assignment]
+        self.closed = False
+        self.detached = False
+        self.write_paused = False
+        self._drain_waiter: asyncio.Future[None] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._reading_paused = False
+        self._phase = _BUSY
+        self.requests = 0
+        self.error: UpstreamError | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.status = 0
+        self.reason = ""
+        self.headers: list[tuple[str, str]] = []
+        self.content_length: int | None = None
+        self.chunked = False
+        self.keep_alive = False
+        self.head_done = False
+        self.done = False
+        self.upgraded = False
+        self.got_bytes = False
+        self.body_sent = False
+        self.upgrade_buf: bytearray | None = None
+        self._chunks: list[bytes] = []
+        self.buffered = 0
+        self._informational = False
+        self._head_only = False
+        self._head_bytes = 0
+        self._head_size = 0
+
+    # -- asyncio.Protocol ----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports implement the interface without subclassing asyncio.Transport
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._phase == _IDLE:
+            self.abort()  # an idle connection has nothing to say; the node is confused
+            return
+        if self.upgrade_buf is not None:
+            self.upgrade_buf += data
+            return
+        if self.done:
+            self.keep_alive = False  # bytes after the response: the connection is not reusable
+            return
+        self.got_bytes = True
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade as exc:
+            if self.status == 101:
+                self.upgraded = self.done = True
+                self.upgrade_buf = bytearray(data[exc.args[0] :])
+                self._wake()
+            else:
+                self._fail(UpstreamReset("invalid response from upstream"))
+        except httptools.HttpParserError:
+            self._fail(UpstreamReset("invalid response from upstream"))
+            return
+        if not self.head_done:
+            # httptools holds a header until its end: bound what a never-ending head costs.
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._fail(UpstreamReset("upstream sent too big a header"))
+        elif self._head_only:
+            # llhttp cannot be told a response has no body (HEAD): start the next one afresh.
+            self._parser = httptools.HttpResponseParser(self)
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.timer.cancel()
+        self.pool.forget(self)
+        if self._phase == _IDLE:
+            return
+        if self.head_done and not self.done:
+            if self.content_length is None and not self.chunked:
+                self.done = True  # a body delimited by the connection's close ends here
+                self.keep_alive = False
+            else:
+                self._fail(UpstreamReset("upstream closed the connection mid-body"))
+        elif not self.head_done and self.error is None:
+            self._fail(UpstreamReset("upstream closed the connection"))
+        self._wake()
+        waiter = self._drain_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        waiter = self._drain_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # -- parser callbacks ----------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self.headers = []
+        self.reason = ""
+
+    def on_status(self, status: bytes) -> None:
+        self.reason += status.decode("latin-1")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.head_done:
+            return  # trailers are dropped
+        key = HEADER_NAMES.get(name)
+        if key is None:
+            key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        self.headers.append((key, text))
+        self._head_size += len(name) + len(value) + 4
+        if key == "content-length":
+            self.content_length = int(text)
+        elif key == "transfer-encoding":
+            self.chunked = text.rpartition(",")[2].strip().lower() == "chunked"
+
+    def on_headers_complete(self) -> None:
+        parser = self._parser
+        status = parser.get_status_code()
+        if 100 <= status < 200 and status != 101:
+            self._informational = True  # 100 Continue, 103 Early Hints: wait for the real one
+            self.content_length = None
+            self.chunked = False
+            return
+        if self._head_size > MAX_HEAD_BYTES:
+            self.error = UpstreamReset("upstream sent too big a header")
+            raise self.error  # stops the parser
+        self.status = status
+        self.keep_alive = parser.should_keep_alive()
+        self.head_done = True
+        if self._head_only:
+            self.done = True
+        self._wake()
+
+    def on_body(self, data: bytes) -> None:
+        if self.done:
+            return
+        self._chunks.append(data)
+        self.buffered += len(data)
+        if self.buffered > HIGH_WATER and not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def on_message_complete(self) -> None:
+        if self._informational:
+            self._informational = False
+            return
+        self.done = True
+        self._wake()
+
+    # -- the exchange --------------------------------------------------------------------
+
+    async def exchange(
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: AsyncIterable[bytes] | bytes | None,
+        content_length: int | None,
+        send_timeout: float,
+    ) -> None:
+        """Send the request and wait for the response head (the read timeout is armed by the
+        caller through ``wait_head``). Aborts the connection on any failure."""
+        self._reset()
+        self._phase = _BUSY
+        self.requests += 1
+        self._head_only = method == "HEAD"
+        parts = [method, " ", target, " HTTP/1.1\r\n"]
+        for name, value in headers:
+            parts += (name, ": ", value, "\r\n")
+        stream: AsyncIterable[bytes] | None = None
+        payload: bytes | None = None
+        if body is None:
+            if content_length == 0:
+                parts.append("content-length: 0\r\n")
+        elif isinstance(body, bytes | bytearray | memoryview):
+            payload = bytes(body) if not isinstance(body, bytes) else body
+            parts.append(f"content-length: {len(payload)}\r\n")
+        else:
+            stream = body
+            if content_length is None:
+                parts.append("transfer-encoding: chunked\r\n")
+            else:
+                parts.append(f"content-length: {content_length}\r\n")
+        parts.append("\r\n")
+        head = "".join(parts).encode("latin-1")
+        try:
+            if self.closed:
+                self._raise()
+            if payload:
+                self.transport.writelines((head, payload))
+            else:
+                self.transport.write(head)
+            if self.write_paused:
+                await self._drain(send_timeout)
+            if stream is not None:
+                await self._send_stream(stream, content_length, send_timeout)
+            self.body_sent = True
+        except BaseException:
+            self.abort()
+            raise
+
+    async def _send_stream(
+        self, stream: AsyncIterable[bytes], content_length: int | None, send_timeout: float
+    ) -> None:
+        chunked = content_length is None
+        sent = 0
+        transport = self.transport
+        async for chunk in stream:
+            if self.closed or self.head_done:
+                break  # the node answered (or hung up) before the whole body: stop sending
+            if not chunk:
+                continue
+            if chunked:
+                transport.writelines((b"%x\r\n" % len(chunk), chunk, b"\r\n"))
+            else:
+                transport.write(chunk)
+            sent += len(chunk)
+            if self.write_paused:
+                await self._drain(send_timeout)
+        else:
+            if content_length is not None and sent != content_length:
+                raise UpstreamError("request body does not match its content-length")
+            if chunked and not self.closed:
+                transport.write(b"0\r\n\r\n")
+            return
+        self.keep_alive = False
+        if self.closed and not self.head_done:
+            self._raise()
+
+    async def wait_head(self, read_timeout: float) -> None:
+        try:
+            while not self.head_done:
+                if self.error is not None or self.closed:
+                    self._raise()
+                await self.wait(read_timeout)
+        except BaseException:
+            self.abort()
+            raise
+        if not self.body_sent:
+            self.keep_alive = False
+
+    def take(self) -> bytes:
+        chunks = self._chunks
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        self.buffered = 0
+        if self._reading_paused and not self.closed:
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return data
+
+    @property
+    def has_data(self) -> bool:
+        return bool(self._chunks)
+
+    def _raise(self) -> None:
+        error = self.error or UpstreamReset("upstream closed the connection")
+        if self.requests > 1 and not self.got_bytes and type(error) is UpstreamReset:
+            raise StaleConnection(str(error))
+        raise error
+
+    async def wait(self, seconds: float) -> None:
+        """Until the parser has news (head, body bytes, end, error) or ``seconds`` pass."""
+        waiter = self._waiter = self.loop.create_future()
+        self._phase = _READ
+        self.timer.after(seconds)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            self._phase = _BUSY
+            self.timer.clear()
+
+    async def _drain(self, seconds: float) -> None:
+        waiter = self._drain_waiter = self.loop.create_future()
+        self._phase = _SEND
+        self.timer.after(seconds)
+        try:
+            await waiter
+        finally:
+            self._drain_waiter = None
+            self._phase = _BUSY
+            self.timer.clear()
+        if self.error is not None:
+            raise self.error
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _fail(self, error: UpstreamError) -> None:
+        if self.error is None:
+            self.error = error
+        self.abort()
+        self._wake()
+
+    def _timed_out(self) -> None:
+        phase = self._phase
+        if phase == _IDLE:
+            self.close()
+        elif phase == _READ:
+            self._fail(UpstreamTimeout("upstream read timed out"))
+        elif phase == _SEND:
+            self._fail(UpstreamTimeout("upstream send timed out"))
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def release(self) -> None:
+        """The response was read to its end: back to the pool, or closed if not reusable."""
+        if (
+            self.closed
+            or not self.keep_alive
+            or self.upgraded
+            or self.error is not None
+            or not self.body_sent
+        ):
+            self.close()
+            return
+        self.pool.put(self)
+
+    def idle(self, timeout: float) -> None:
+        self._phase = _IDLE
+        if self._reading_paused:
+            self._reading_paused = False
+            self.transport.resume_reading()
+        self.timer.after(timeout)
+
+    @property
+    def is_idle(self) -> bool:
+        return self._phase == _IDLE
+
+    def claim(self) -> None:
+        self._phase = _BUSY
+        self.timer.clear()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.timer.cancel()
+            self.transport.close()
+
+    def abort(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.timer.cancel()
+            self.transport.abort()
+
+    def detach(self) -> tuple[asyncio.Transport, bytes]:
+        self.detached = True
+        self.timer.cancel()
+        self.pool.forget(self)
+        buf = self.upgrade_buf
+        self.upgrade_buf = None
+        return self.transport, bytes(buf) if buf else b""
+
+    def default_reason(self) -> str:
+        return self.reason or default_reason(self.status)

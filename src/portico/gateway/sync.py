@@ -1,0 +1,131 @@
+"""Keeping a standalone gateway node's config current: long-poll the control plane, keep the
+last good snapshot on disk, start from it when the control plane is down.
+
+The loop never lets a failure stop serving: an unreachable control plane, a 5xx, or a
+snapshot that fails to load are logged and retried with backoff while the previous
+configuration keeps serving. Heartbeats report the node id and the version it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from portico.gateway.config import SnapshotRefused
+from portico.gateway.gateway import Gateway
+
+logger = logging.getLogger("portico.gateway.sync")
+
+WAIT_SECONDS = 30
+MAX_BACKOFF = 30.0
+
+
+class SnapshotStore:
+    """The last snapshot that loaded, on disk (written atomically)."""
+
+    def __init__(self, directory: Path, env_id: str) -> None:
+        self.path = directory / f"config-{env_id}.json"
+
+    def load(self) -> dict[str, Any] | None:
+        try:
+            document: dict[str, Any] = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as error:
+            logger.warning("ignoring unreadable disk snapshot %s: %s", self.path, error)
+            return None
+        return document
+
+    def save(self, body: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_bytes(body)
+        os.replace(temporary, self.path)  # readers see the old file or the new, never half
+
+
+class ControlPlaneSync:
+    def __init__(
+        self,
+        gateway: Gateway,
+        *,
+        control_plane: str,
+        env_id: str,
+        token: str,
+        store: SnapshotStore,
+        node_id: str | None = None,
+    ) -> None:
+        self.gateway = gateway
+        self.base = control_plane.rstrip("/")
+        self.env_id = env_id
+        self.store = store
+        self.node_id = node_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+        self.version = 0
+        self.client = httpx.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(10.0, read=WAIT_SECONDS + 15),
+        )
+
+    async def start_from_disk(self) -> bool:
+        document = self.store.load()
+        if document is None:
+            return False
+        try:
+            runtime = await self.gateway.apply(document)
+        except SnapshotRefused as error:
+            logger.warning("disk snapshot refused: %s", error)
+            return False
+        self.version = runtime.version
+        logger.info("serving the disk snapshot, config version %s", self.version)
+        return True
+
+    async def run(self) -> None:
+        backoff = 1.0
+        while True:
+            try:
+                await self.poll_once()
+                backoff = 1.0
+            except asyncio.CancelledError:
+                raise
+            except (httpx.HTTPError, SnapshotRefused, ValueError) as error:
+                logger.warning(
+                    "config sync failed (%s); still serving version %s", error, self.version
+                )
+                await asyncio.sleep(backoff)
+                backoff = min(MAX_BACKOFF, backoff * 2)
+
+    async def poll_once(self) -> None:
+        url = f"{self.base}/api/dataplane/v1/envs/{self.env_id}/config"
+        params = {"since": self.version, "wait": WAIT_SECONDS} if self.version else {}
+        response = await self.client.get(url, params=params)
+        if response.status_code == 304:
+            return
+        response.raise_for_status()
+        document = response.json()
+        await self.gateway.apply(document)  # SnapshotRefused: the previous one keeps serving
+        self.version = int(document["version"])
+        self.store.save(response.content)
+
+    async def heartbeat_forever(self, interval: float = 10.0) -> None:
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                await self.client.post(
+                    f"{self.base}/api/dataplane/v1/heartbeat",
+                    json={
+                        "nodeId": self.node_id,
+                        "environmentId": self.env_id,
+                        "configVersion": self.version,
+                    },
+                )
+            await asyncio.sleep(interval)
+
+    async def close(self) -> None:
+        await self.client.aclose()

