@@ -269,14 +269,17 @@ class Gateway:
             upstream.health.report(failed, tcp_failure=True)
         if tried:
             node = tried[-1]
-            ok = result.error is None and result.status < 500
-            upstream.balancer.finished(node, elapsed, ok)
-            upstream.health.report(
-                node,
-                status=result.status if result.error is None else None,
-                tcp_failure=result.error is not None and "timeout" not in result.error,
-                timeout=result.error is not None and "timeout" in result.error,
-            )
+            kind = result.error_kind
+            if kind in ("client", "no_node"):  # not the node's doing: no verdict on it
+                upstream.balancer.finished(node, elapsed, True)
+            else:
+                upstream.balancer.finished(node, elapsed, kind is None and result.status < 500)
+                upstream.health.report(
+                    node,
+                    status=result.status if kind is None else None,
+                    tcp_failure=kind in ("connect", "reset"),
+                    timeout=kind == "timeout",
+                )
 
     @staticmethod
     def _upstream_host(ctx: RequestContext, spec: Mapping[str, Any], tried: list[Node]) -> str:

@@ -8,6 +8,7 @@ import json
 import socket
 import struct
 import tracemalloc
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -190,7 +191,7 @@ async def test_chunked_request_body_is_streamed(gateway: GatewayFactory, echo: E
     gw = await gateway([echo.target])
     parts = [bytes([i]) * 50_000 for i in range(40)]
 
-    async def chunks():  # type: ignore[no-untyped-def]
+    async def chunks() -> AsyncIterator[bytes]:
         for part in parts:
             yield part
             await asyncio.sleep(0)
@@ -337,6 +338,7 @@ async def test_refused_is_502(gateway: GatewayFactory) -> None:
     assert response.json() == {"error_msg": "502 Bad Gateway"}
     assert response.headers["content-type"] == "application/json"
     assert gw.results[-1].status == 502 and "failed" in (gw.results[-1].error or "")
+    assert gw.results[-1].error_kind == "connect"
 
 
 async def test_connect_failure_retries_next_target(
@@ -347,6 +349,7 @@ async def test_connect_failure_retries_next_target(
     response = await error_of(gw.url)
     assert response.status_code == 200
     assert gw.results[-1].upstream_addr == f"127.0.0.1:{dead}, 127.0.0.1:{echo.port}"
+    assert gw.results[-1].error_kind is None
 
 
 async def test_retries_are_bounded(gateway: GatewayFactory, echo: EchoBackend) -> None:
@@ -363,6 +366,15 @@ async def test_no_target_is_503(gateway: GatewayFactory) -> None:
     response = await error_of(gw.url)
     assert response.status_code == 503
     assert gw.results[-1].upstream_addr is None
+    assert gw.results[-1].error_kind == "no_node"
+
+
+async def test_nodes_running_out_during_retries_is_the_last_failure(
+    gateway: GatewayFactory,
+) -> None:
+    gw = await gateway([Target("127.0.0.1", dead_port())], retries=3)
+    assert (await error_of(gw.url)).status_code == 502
+    assert gw.results[-1].error_kind == "connect"
 
 
 async def test_connect_timeout_is_504(gateway: GatewayFactory, blackhole_port: int) -> None:
@@ -370,11 +382,15 @@ async def test_connect_timeout_is_504(gateway: GatewayFactory, blackhole_port: i
     response = await error_of(gw.url)
     assert response.status_code == 504
     assert response.json() == {"error_msg": "504 Gateway Timeout"}
+    assert gw.results[-1].error_kind == "timeout"
+    assert "timeout" in (gw.results[-1].error or "")
 
 
 async def test_read_timeout_is_504(gateway: GatewayFactory, echo: EchoBackend) -> None:
     gw = await gateway([echo.target], timeouts=Timeouts(read=0.2))
     assert (await error_of(gw.url, "/_slow?delay=1")).status_code == 504
+    assert gw.results[-1].error_kind == "timeout"
+    assert gw.results[-1].error == "upstream read timeout"
 
 
 async def test_send_timeout_is_504(gateway: GatewayFactory, raw_backend: RawBackend) -> None:
@@ -406,6 +422,7 @@ async def test_reset_is_502(gateway: GatewayFactory, raw_backend: RawBackend) ->
     gw = await gateway([Target("127.0.0.1", port)], retries=3)
     assert (await error_of(gw.url)).status_code == 502
     assert gw.results[-1].upstream_addr == f"127.0.0.1:{port}"  # not retried
+    assert gw.results[-1].error_kind == "reset"
 
 
 async def test_no_retry_after_the_body_was_partly_sent(
@@ -463,6 +480,7 @@ async def test_client_gone_while_waiting_abandons_the_upstream(
             break
         await asyncio.sleep(0.02)
     assert gw.results[-1].status == 499
+    assert gw.results[-1].error_kind == "client"
 
 
 async def test_early_upstream_answer_to_a_large_upload(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import AsyncIterator
 
 import httpx
 
@@ -123,7 +124,7 @@ async def test_request_bodies_content_length_and_chunked(http_server: ServerFact
     port = await http_server(echo_body)
     payload = bytes(range(256)) * 4096  # 1 MiB
 
-    async def chunks():  # type: ignore[no-untyped-def]
+    async def chunks() -> AsyncIterator[bytes]:
         for i in range(0, len(payload), 100_000):
             yield payload[i : i + 100_000]
 

@@ -55,9 +55,10 @@ async def test_expired_token_is_401_token_expired(
 ) -> None:
     url = f"/api/orgs/{org.id}/envs"
     assert (await client.get(url, headers=admin.headers)).status_code == 200
-    clock.advance(timedelta(minutes=59, seconds=59))
+    # exp is whole seconds: keep clear of the second the token was issued in
+    clock.advance(timedelta(minutes=59))
     assert (await client.get(url, headers=admin.headers)).status_code == 200
-    clock.advance(timedelta(seconds=1))
+    clock.advance(timedelta(minutes=1, seconds=1))
     expired = await client.get(url, headers=admin.headers)
     assert expired.status_code == 401
     assert expired.json()["detail"] == "token expired"

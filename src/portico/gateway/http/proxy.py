@@ -75,9 +75,13 @@ class ProxyResult:
     status: int  # what the client got (499: it went away before the answer)
     upstream_addr: str | None  # "host:port" of each node tried, ", "-separated (nginx's form)
     upstream_seconds: float  # first connect attempt → last byte relayed
-    request_bytes: int  # request body bytes received from the client
-    response_bytes: int  # response body bytes written to the client
-    error: str | None
+    request_bytes: int  # request body bytes received from the client (tunnel: client→node)
+    response_bytes: int  # response body bytes written to the client (tunnel: node→client)
+    error: str | None  # what went wrong, for the log ("upstream read timeout", …)
+    # Who failed, for passive health checks: "connect" (refused/unreachable/TLS), "timeout"
+    # (connect, send or read), "reset" (closed mid-exchange, invalid answer) — the node's
+    # fault — or "client" (went away, bad or slow body), "no_node"; None when all went well.
+    error_kind: str | None = None
 
 
 def _connection_tokens(headers: list[tuple[str, str]]) -> set[str] | None:
@@ -182,6 +186,7 @@ async def forward(
     response: UpstreamResponse | None = None
     status = 0
     error: str | None = None
+    kind: str | None = None
     cancelled = False
     attempt = 0
     # While waiting for the node, a client that goes away cancels the wait (see docstring).
@@ -190,7 +195,8 @@ async def forward(
         while True:
             node = targets()
             if node is None:
-                status, error = (502, error) if tried else (503, "no upstream node available")
+                if not tried:
+                    status, error, kind = 503, "no upstream node available", "no_node"
                 break
             tried.append(f"{node.host}:{node.port}")
             try:
@@ -208,23 +214,24 @@ async def forward(
                 break
             except ConnectFailed as exc:
                 error = str(exc)
+                timed_out = isinstance(exc, ConnectTimeout)
+                status, kind = (504, "timeout") if timed_out else (502, "connect")
                 if attempt < retries:
                     attempt += 1
-                    continue
-                status = 504 if isinstance(exc, ConnectTimeout) else 502
+                    continue  # (no node left: the last failure stands)
                 break
     except asyncio.CancelledError:
         if not responder.disconnected:
             raise
         cancelled = True
         task.uncancel()
-        status, error = 499, "client disconnected"
+        status, error, kind = 499, "client disconnected", "client"
     except UpstreamTimeout as exc:
-        status, error = 504, str(exc)
+        status, error, kind = 504, str(exc), "timeout"
     except UpstreamError as exc:
-        status, error = 502, str(exc)
+        status, error, kind = 502, str(exc), "reset"
     except ClientError as exc:
-        status, error = exc.status, str(exc) or type(exc).__name__
+        status, error, kind = exc.status, str(exc) or type(exc).__name__, "client"
     finally:
         responder.on_disconnect(None)
     if responder.disconnected and not cancelled:
@@ -236,14 +243,14 @@ async def forward(
         if response is not None:
             response.close()
             response = None
-        status, error = 499, "client disconnected"
+        status, error, kind = 499, "client disconnected", "client"
 
     upstream_addr = ", ".join(tried) if tried else None
     if response is None:
         if status != 499 and not responder.started:
             await responder.send_error(status)
         return ProxyResult(
-            status, upstream_addr, loop.time() - started, request.body.received, 0, error
+            status, upstream_addr, loop.time() - started, request.body.received, 0, error, kind
         )
     if response.upgraded:
         return await _tunnel(request, responder, response, timeouts, upstream_addr, started)
@@ -260,6 +267,7 @@ async def _relay(
 ) -> ProxyResult:
     loop = asyncio.get_running_loop()
     error: str | None = None
+    kind: str | None = None
     status = response.status
     try:
         headers = response_headers(response)
@@ -274,6 +282,7 @@ async def _relay(
         await responder.end()
     except UpstreamError as exc:
         error = str(exc)
+        kind = "timeout" if isinstance(exc, UpstreamTimeout) else "reset"
         if responder.committed:
             responder.abort()  # the head is out: only a cut connection tells the client
         else:  # failed before the first body byte: the head was still held back
@@ -281,7 +290,7 @@ async def _relay(
             responder.reset()
             await responder.send_error(status)
     except ClientDisconnected:
-        error = "client disconnected"
+        error, kind = "client disconnected", "client"
         response.close()
     except BaseException:
         response.close()
@@ -293,6 +302,7 @@ async def _relay(
         request.body.received,
         responder.bytes_written,
         error,
+        kind,
     )
 
 
@@ -309,7 +319,13 @@ async def _tunnel(
         response.close()
         await responder.send_error(502)
         return ProxyResult(
-            502, upstream_addr, loop.time() - started, 0, 0, "unexpected upgrade from upstream"
+            502,
+            upstream_addr,
+            loop.time() - started,
+            0,
+            0,
+            "unexpected upgrade from upstream",
+            "reset",
         )
     headers = response_headers(response)
     headers.append(("connection", "upgrade"))

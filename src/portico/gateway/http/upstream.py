@@ -268,7 +268,7 @@ class UpstreamPool:
                     server_hostname=(server_hostname or host) if tls else None,
                 )
         except TimeoutError:
-            raise ConnectTimeout(f"connect to {host}:{port} timed out") from None
+            raise ConnectTimeout(f"connect to {host}:{port}: timeout") from None
         except OSError as exc:
             raise ConnectFailed(f"connect to {host}:{port} failed: {exc}") from None
         self.connects += 1

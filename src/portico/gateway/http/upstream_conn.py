@@ -382,9 +382,9 @@ class Connection(asyncio.Protocol):
         if phase == _IDLE:
             self.close()
         elif phase == _READ:
-            self._fail(UpstreamTimeout("upstream read timed out"))
+            self._fail(UpstreamTimeout("upstream read timeout"))
         elif phase == _SEND:
-            self._fail(UpstreamTimeout("upstream send timed out"))
+            self._fail(UpstreamTimeout("upstream send timeout"))
 
     # -- lifecycle -----------------------------------------------------------------------
 
