@@ -7,12 +7,16 @@ per-attachment one.
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 from typing import Self
 
 from pydantic import ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugins.base import Category, IpOrCidr, PluginConfig, PluginSpec
+from portico.gateway.services import RuntimeServices
 
 
 class IpRestrictionConfig(PluginConfig):
@@ -59,3 +63,28 @@ PLUGIN = PluginSpec(
     description="Admits only the whitelisted (or refuses the blacklisted) client addresses and "
     "CIDRs, IPv4 and IPv6; refused → 403 with `message`.",
 )
+
+
+class IpRestrictionRuntime(BasePluginRuntime):
+    def __init__(self, config: IpRestrictionConfig, services: RuntimeServices) -> None:
+        self.allow = config.whitelist is not None
+        listed = config.whitelist if config.whitelist is not None else config.blacklist or []
+        self.networks = [ipaddress.ip_network(item, strict=False) for item in listed]
+        self.message = config.message
+
+    def listed(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped  # ::ffff:10.0.0.1 is 10.0.0.1
+        return any(ip.version == net.version and ip in net for net in self.networks)
+
+    async def access(self, ctx: RequestContext) -> Reply | None:
+        if self.listed(ctx.client_ip) != self.allow:
+            return Reply.error(403, self.message)
+        return None
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=IpRestrictionRuntime)

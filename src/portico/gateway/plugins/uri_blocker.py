@@ -6,9 +6,14 @@ cannot slip past a rule.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from pydantic import Field
 
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec, Regex
+from portico.gateway.services import RuntimeServices
 
 
 class UriBlockerConfig(PluginConfig):
@@ -33,3 +38,23 @@ PLUGIN = PluginSpec(
     description="Blocks requests whose normalised path matches one of `block_rules`; "
     "blocked → `rejected_code` (403).",
 )
+
+
+class UriBlockerRuntime(BasePluginRuntime):
+    """Matched against the normalised path (the router's), never the raw one."""
+
+    def __init__(self, config: UriBlockerConfig, services: RuntimeServices) -> None:
+        flags = re.IGNORECASE if config.case_insensitive else 0
+        self.rules = re.compile("|".join(f"(?:{rule})" for rule in config.block_rules), flags)
+        self.code = config.rejected_code
+        self.message = config.rejected_msg
+
+    async def access(self, ctx: RequestContext) -> Reply | None:
+        if self.rules.search(ctx.path) is None:
+            return None
+        if self.message is None:
+            return Reply(self.code)
+        return Reply.error(self.code, self.message)
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=UriBlockerRuntime)
