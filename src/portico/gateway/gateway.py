@@ -208,10 +208,11 @@ class Gateway:
             return
         spec = upstream.specification
         request = ctx.request
+        hashed = spec.get("type") == "chash"  # only a hash key reads headers and arguments
         pick = PickContext(
             client_ip=ctx.client_ip,
-            headers={k: v for k, v in request.headers},
-            args={k: v[0] for k, v in parse_qs(request.query).items()},
+            headers=dict(request.headers) if hashed else {},
+            args={k: v[0] for k, v in parse_qs(request.query).items()} if hashed else {},
             consumer=ctx.consumer.username if ctx.consumer else None,
             vars={"uri": ctx.path, "host": ctx.host, "remote_addr": ctx.client_ip},
         )
@@ -256,7 +257,7 @@ class Gateway:
             pool=self.pool,
             targets=next_target,
             path=ctx.upstream_path or ctx.path,
-            host_header=self._upstream_host(ctx, spec, tried),
+            host_header=self._upstream_host(ctx, spec),
             extra_headers=extra,
             timeouts=timeouts,
             retries=retries,
@@ -282,7 +283,7 @@ class Gateway:
                 )
 
     @staticmethod
-    def _upstream_host(ctx: RequestContext, spec: Mapping[str, Any], tried: list[Node]) -> str:
+    def _upstream_host(ctx: RequestContext, spec: Mapping[str, Any]) -> str:
         if "host" in ctx.upstream_headers:
             return ctx.upstream_headers["host"]
         mode = spec.get("passHost", "pass")
