@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
+import uuid
 from pathlib import Path
 
 import uvicorn
@@ -14,6 +16,7 @@ import uvicorn
 from portico.core.settings import Settings, split_host_port
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve as serve_http
+from portico.gateway.options import GatewayOptions
 from portico.gateway.status import status_handler
 
 logger = logging.getLogger("portico.runner")
@@ -33,6 +36,16 @@ async def _until_signalled() -> None:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+
+
+def gateway_options(settings: Settings) -> GatewayOptions:
+    return GatewayOptions(
+        node_id=settings.gateway_node_id or f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}",
+        secret_keys=tuple(settings.signing_keys()),
+        egress_allow=tuple(settings.gateway_egress_allow),
+        trusted_proxies=tuple(settings.gateway_trusted_proxies),
+        cache_dir=settings.data_dir / "cache",
+    )
 
 
 async def _listen_gateway(gateway: Gateway, settings: Settings) -> list[asyncio.Server]:
@@ -64,7 +77,7 @@ async def serve_all(settings: Settings) -> None:
             timeout_graceful_shutdown=3,
         )
     )
-    gateway = Gateway()
+    gateway = Gateway(options=gateway_options(settings))
     listeners = await _listen_gateway(gateway, settings)
     feeder = asyncio.create_task(SnapshotFeeder(gateway, app.state.database).run())
     control = asyncio.create_task(server.serve())
@@ -92,9 +105,10 @@ async def run_gateway(
     control plane; keeps serving whatever loaded last when the control plane is down."""
     from portico.gateway.sync import ControlPlaneSync, SnapshotStore
 
-    gateway = Gateway()
+    gateway = Gateway(options=gateway_options(settings))
     sync = ControlPlaneSync(
         gateway,
+        node_id=gateway.options.node_id,
         control_plane=control_plane,
         env_id=environment,
         token=token,

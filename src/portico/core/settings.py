@@ -61,6 +61,17 @@ class Settings(BaseSettings):
     trusted_proxies: list[str] = Field(
         default_factory=list, description="CIDRs whose X-Forwarded-For is believed."
     )
+    gateway_trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="CIDRs of load balancers in front of the gateway whose X-Forwarded-For "
+        "names the client.",
+    )
+    gateway_egress_allow: list[str] = Field(
+        default_factory=list,
+        description="Internal CIDRs plugins may call (http-logger endpoints, JWKS...); the "
+        "SSRF guard refuses loopback, private and link-local addresses otherwise.",
+    )
+    gateway_node_id: str = Field("", description="This gateway node's id; empty: generated.")
     bootstrap_admin_email: str = "admin@example.com"
     bootstrap_admin_password: SecretStr | None = None
     bootstrap_org_name: str = "Default"

@@ -6,13 +6,12 @@ one assignment, so in-flight requests finish on the configuration they started w
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from portico.gateway.balancer import Balancer
 from portico.gateway.context import PluginRuntime
-from portico.gateway.counters import LocalCounters
 from portico.gateway.health import HealthChecker
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
 from portico.gateway.router import Router
@@ -117,14 +116,16 @@ def build_chain(
 def build_environment(
     document: Mapping[str, Any],
     *,
-    counters: LocalCounters,
+    services: Callable[[str, ConsumerIndex], RuntimeServices],
     health: HealthRegistry,
 ) -> tuple[EnvironmentRuntime, list[HealthChecker]]:
-    """A runtime for ``document``, or :class:`SnapshotRefused`. Returns the health checkers
-    that are new (the caller starts them once the runtime is in service)."""
+    """A runtime for ``document``, or :class:`SnapshotRefused`. ``services`` makes what the
+    plugin runtimes of one environment share. Returns the health checkers that are new (the
+    caller starts them once the runtime is in service)."""
     try:
         snapshot = EnvironmentSnapshot.model_validate(document)
-        services = RuntimeServices(ConsumerIndex.build(snapshot.consumers), counters)
+        consumers = ConsumerIndex.build(snapshot.consumers)
+        shared = services(snapshot.environment_id, consumers)
         fresh: list[HealthChecker] = []
         upstreams: dict[str, UpstreamRuntime] = {}
         for upstream_id, upstream in snapshot.upstreams.items():
@@ -135,7 +136,7 @@ def build_environment(
             upstreams[upstream_id] = UpstreamRuntime(upstream, balancer, checker)
         routes: dict[str, RouteRuntime] = {}
         for route in snapshot.routes:
-            chain, unsupported = build_chain(route.plugins, services)
+            chain, unsupported = build_chain(route.plugins, shared)
             if unsupported:
                 logger.warning(
                     "route %s has plugins this gateway cannot run; it answers 503",
@@ -146,12 +147,12 @@ def build_environment(
                 route, chain, upstreams.get(route.upstream_id), unsupported
             )
         consumer_chains = {
-            c.username: build_chain(c.plugins, services)[0] for c in snapshot.consumers
+            c.username: build_chain(c.plugins, shared)[0] for c in snapshot.consumers
         }
         router = Router.build(snapshot.routes)
     except SnapshotRefused:
         raise
     except Exception as error:  # any defect makes the whole snapshot unusable
         raise SnapshotRefused(f"{type(error).__name__}: {error}") from error
-    runtime = EnvironmentRuntime(snapshot, router, routes, upstreams, services, consumer_chains)
+    runtime = EnvironmentRuntime(snapshot, router, routes, upstreams, shared, consumer_chains)
     return runtime, fresh

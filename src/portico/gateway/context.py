@@ -7,13 +7,20 @@ A chain is built once per config snapshot (``gateway.config``); per request only
   request itself by returning a ``Reply`` (401, 403, 429, a cache hit...), which ends the
   access phase; it may set the consumer, rewrite the upstream path, add upstream headers.
 * ``header_filter`` — once the response status and headers are known (from the upstream or a
-  plugin's reply), in chain order; it may add or replace response headers.
-* ``log`` — after the response was sent; must not block (queue, don't send).
+  plugin's reply), in chain order; it may add, replace or delete response headers. A plugin
+  that needs the body appends a filter to ``ctx.body_filters`` here.
+* body filters — each body chunk passes through the filters in the order they were added, as
+  nginx's body filters do: ``filter(ctx, chunk, last)`` returns what goes on (it may hold data
+  back and release it when ``last`` is true). A filter that changes the body's length must
+  delete ``content-length`` in its header_filter (the response is then sent chunked).
+* ``log`` — after the response was sent; must not block (queue, don't send). The outcome is on
+  the context: ``status``, ``started``/``finished``, ``upstream_seconds``, byte counts.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING, Any, Protocol
@@ -44,6 +51,70 @@ class Reply:
         )
 
 
+BodyFilter = Callable[["RequestContext", bytes, bool], bytes]
+
+
+class ResponseHeaders:
+    """The response's headers as header filters see them: names lower-case, repeated headers
+    (``set-cookie``) kept. Setting a name replaces every value it had; ``add`` appends one."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[tuple[str, str]] | None = None) -> None:
+        self._items = [(k.lower(), v) for k, v in items] if items else []
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        name = name.lower()
+        for key, value in self._items:
+            if key == name:
+                return value
+        return default
+
+    def get_all(self, name: str) -> list[str]:
+        name = name.lower()
+        return [value for key, value in self._items if key == name]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __getitem__(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __setitem__(self, name: str, value: str) -> None:
+        name = name.lower()
+        self._items = [item for item in self._items if item[0] != name]
+        self._items.append((name, value))
+
+    def __delitem__(self, name: str) -> None:
+        self.pop(name)
+
+    def pop(self, name: str, default: str | None = None) -> str | None:
+        name = name.lower()
+        found = self.get(name, default)
+        self._items = [item for item in self._items if item[0] != name]
+        return found
+
+    def setdefault(self, name: str, value: str) -> str:
+        found = self.get(name)
+        if found is None:
+            self._items.append((name.lower(), value))
+            return value
+        return found
+
+    def add(self, name: str, value: str) -> None:
+        self._items.append((name.lower(), value))
+
+    def update(self, values: dict[str, str] | list[tuple[str, str]]) -> None:
+        for name, value in values.items() if isinstance(values, dict) else values:
+            self[name] = value
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._items)
+
+
 @dataclass(slots=True)
 class RequestContext:
     request: Request
@@ -60,6 +131,21 @@ class RequestContext:
     response_headers: dict[str, str] = field(default_factory=dict)
     status: int = 0
     vars: dict[str, Any] = field(default_factory=dict)
+    body_filters: list[BodyFilter] = field(default_factory=list)
+    # the outcome, for the log phase
+    started: float = 0.0  # time.perf_counter() when the request was routed
+    finished: float = 0.0  # ... when the response was sent
+    upstream_seconds: float | None = None  # None: not proxied
+    upstream_addr: str | None = None
+    request_bytes: int = 0
+    response_bytes: int = 0
+    #: whether the response came from the upstream (False: a plugin or the gateway answered)
+    proxied: bool = False
+
+    @property
+    def latency(self) -> float:
+        """Seconds from routing to the last byte sent."""
+        return max(0.0, self.finished - self.started)
 
     def header(self, name: str) -> str | None:
         return self.request.header(name)
@@ -118,7 +204,7 @@ class PluginRuntime(Protocol):
 
     async def access(self, ctx: RequestContext) -> Reply | None: ...
 
-    def header_filter(self, ctx: RequestContext, status: int, headers: dict[str, str]) -> None: ...
+    def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None: ...
 
     def log(self, ctx: RequestContext) -> None: ...
 
@@ -129,7 +215,7 @@ class BasePluginRuntime:
     async def access(self, ctx: RequestContext) -> Reply | None:
         return None
 
-    def header_filter(self, ctx: RequestContext, status: int, headers: dict[str, str]) -> None:
+    def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None:
         return None
 
     def log(self, ctx: RequestContext) -> None:

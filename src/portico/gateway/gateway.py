@@ -13,12 +13,13 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
 from portico.gateway.balancer import Node, PickContext
+from portico.gateway.client_address import ClientAddress
 from portico.gateway.config import (
     Chain,
     EnvironmentRuntime,
@@ -27,12 +28,16 @@ from portico.gateway.config import (
     SnapshotRefused,
     build_environment,
 )
-from portico.gateway.context import Reply, RequestContext
+from portico.gateway.context import Reply, RequestContext, ResponseHeaders
 from portico.gateway.counters import LocalCounters
-from portico.gateway.http.proxy import Target, forward
+from portico.gateway.http.proxy import BodyTransform, Target, forward
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import Timeouts, UpstreamPool, UpstreamResponse
+from portico.gateway.options import GatewayOptions
 from portico.gateway.paths import PathRejected, normalize_path
+from portico.gateway.resources import SharedResources
+from portico.gateway.sealing import secret_box
+from portico.gateway.services import ConsumerIndex, RuntimeServices
 
 logger = logging.getLogger("portico.gateway")
 
@@ -72,6 +77,22 @@ class HostTable:
         return None
 
 
+def request_bytes_of(request: Request) -> int:
+    return request.body.received
+
+
+def body_transform(ctx: RequestContext) -> BodyTransform:
+    """The context's body filters as one ``(chunk, last) → bytes`` for the proxy."""
+    filters = list(ctx.body_filters)
+
+    def transform(chunk: bytes, last: bool) -> bytes:
+        for body_filter in filters:
+            chunk = body_filter(ctx, chunk, last)
+        return chunk
+
+    return transform
+
+
 def request_host(request: Request) -> str:
     """The Host header without its port, lower-cased (IPv6 literals keep their brackets)."""
     raw = (request.header("host") or "").strip().lower()
@@ -83,12 +104,24 @@ def request_host(request: Request) -> str:
 class Gateway:
     """Serves every environment it was given; ``apply`` swaps one environment's config."""
 
-    def __init__(self, *, pool: UpstreamPool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        pool: UpstreamPool | None = None,
+        options: GatewayOptions | None = None,
+    ) -> None:
         self.pool = pool or UpstreamPool()
+        self.options = options or GatewayOptions()
         self.counters = LocalCounters()
         self.health = HealthRegistry()
+        self.resources = SharedResources()
+        self.secrets = secret_box(self.options.secret_keys) if self.options.secret_keys else None
+        self.egress = self.options.egress()
+        self.client_address = ClientAddress(self.options.trusted_networks())
         self.environments: dict[str, EnvironmentRuntime] = {}
         self.hosts = HostTable({}, [])
+        #: called after the log phase of every request that reached a route (telemetry)
+        self.observers: list[Callable[[EnvironmentRuntime, RequestContext], None]] = []
 
     @property
     def ready(self) -> bool:
@@ -97,16 +130,34 @@ class Gateway:
     def versions(self) -> dict[str, int]:
         return {env_id: runtime.version for env_id, runtime in self.environments.items()}
 
+    def services(self, env_id: str, consumers: ConsumerIndex) -> RuntimeServices:
+        return RuntimeServices(
+            consumers,
+            self.counters,
+            env_id=env_id,
+            secrets=self.secrets,
+            egress=self.egress,
+            resources=self.resources,
+            cache_dir=self.options.cache_dir,
+            node_id=self.options.node_id,
+        )
+
     async def apply(self, document: Mapping[str, Any]) -> EnvironmentRuntime:
         """Build and swap in one environment's snapshot; :class:`SnapshotRefused` leaves the
         previous one serving."""
-        runtime, fresh = build_environment(document, counters=self.counters, health=self.health)
+        env_id = str(document.get("environment_id", "")) if isinstance(document, Mapping) else ""
+        try:
+            runtime, fresh = build_environment(document, services=self.services, health=self.health)
+        except SnapshotRefused:
+            self.resources.abandon(env_id)
+            raise
         environments = {**self.environments, runtime.snapshot.environment_id: runtime}
         hosts = HostTable.build(environments)
         self.environments, self.hosts = environments, hosts  # the swap
+        self.resources.commit(runtime.snapshot.environment_id)
         for checker in fresh:
             await checker.start()
-        await self._retire_checkers()
+        await self._retire()
         logger.info(
             "environment %s now at config version %s",
             runtime.snapshot.environment_name,
@@ -117,14 +168,17 @@ class Gateway:
     async def remove(self, env_id: str) -> None:
         environments = {k: v for k, v in self.environments.items() if k != env_id}
         self.environments, self.hosts = environments, HostTable.build(environments)
-        await self._retire_checkers()
+        self.resources.forget(env_id)
+        await self._retire()
 
-    async def _retire_checkers(self) -> None:
+    async def _retire(self) -> None:
         used = {u for env in self.environments.values() for u in env.upstreams}
         await self.health.retire(used)
+        await self.resources.collect()
 
     async def close(self) -> None:
         await self.health.retire(set())
+        await self.resources.aclose()
         await self.pool.close()
 
     # ------------------------------------------------------------------ per request
@@ -157,16 +211,20 @@ class Gateway:
             params=match.params,
             path=path,
             host=host,
-            client_ip=request.client_ip,
+            client_ip=self.client_address.of(request),
             request_id=incoming_id if _REQUEST_ID.match(incoming_id) else uuid.uuid4().hex,
+            started=time.perf_counter(),
         )
         reply = await self._access(env, route.chain, ctx)
         if reply is not None:
             await self._reply(route.chain, ctx, reply, responder)
         else:
             await self._proxy(route, ctx, responder)
+        ctx.finished = time.perf_counter()
         for _, plugin in route.chain:
             plugin.log(ctx)
+        for observe in self.observers:
+            observe(env, ctx)
 
     async def _access(
         self, env: EnvironmentRuntime, chain: Chain, ctx: RequestContext
@@ -190,20 +248,32 @@ class Gateway:
                     remaining = sorted(kept + own, key=lambda item: (item[0].order, item[0].name))
         return None
 
+    @staticmethod
+    def _filter_headers(
+        chain: Chain, ctx: RequestContext, status: int, headers: ResponseHeaders
+    ) -> list[tuple[str, str]]:
+        headers.update(ctx.response_headers)
+        for _, plugin in chain:
+            plugin.header_filter(ctx, status, headers)
+        headers["x-request-id"] = ctx.request_id
+        return headers.items()
+
     async def _reply(
         self, chain: Chain, ctx: RequestContext, reply: Reply, responder: Responder
     ) -> None:
-        headers = dict(reply.headers)
-        headers.update(ctx.response_headers)
-        for _, plugin in chain:
-            plugin.header_filter(ctx, reply.status, headers)
-        headers["x-request-id"] = ctx.request_id
         ctx.status = reply.status
-        await responder.send(reply.status, list(headers.items()), reply.body)
+        headers = self._filter_headers(chain, ctx, reply.status, ResponseHeaders(reply.headers))
+        body = reply.body
+        for body_filter in ctx.body_filters:
+            body = body_filter(ctx, body, True)
+        await responder.send(reply.status, headers, body)
+        ctx.request_bytes = request_bytes_of(ctx.request)
+        ctx.response_bytes = len(body)
 
     async def _proxy(self, route: RouteRuntime, ctx: RequestContext, responder: Responder) -> None:
         upstream = route.upstream
         if upstream is None:
+            ctx.status = 502
             await responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
             return
         spec = upstream.specification
@@ -243,12 +313,12 @@ class Gateway:
         extra += [(k, v) for k, v in ctx.upstream_headers.items() if k != "host"]
         chain = route.chain
 
-        async def on_response(response: UpstreamResponse) -> list[tuple[str, str]]:
-            headers = dict(ctx.response_headers)
-            for _, plugin in chain:
-                plugin.header_filter(ctx, response.status, headers)
-            headers["x-request-id"] = ctx.request_id
-            return list(headers.items())
+        async def on_response(
+            response: UpstreamResponse, headers: list[tuple[str, str]]
+        ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
+            ctx.status = response.status
+            out = self._filter_headers(chain, ctx, response.status, ResponseHeaders(headers))
+            return out, body_transform(ctx) if ctx.body_filters else None
 
         started = time.perf_counter()
         result = await forward(
@@ -264,6 +334,11 @@ class Gateway:
             on_response=on_response,
         )
         ctx.status = result.status
+        ctx.proxied = result.error_kind is None
+        ctx.upstream_seconds = result.upstream_seconds
+        ctx.upstream_addr = result.upstream_addr
+        ctx.request_bytes = result.request_bytes
+        ctx.response_bytes = result.response_bytes
         elapsed = time.perf_counter() - started
         for failed in tried[:-1]:  # earlier tries failed to connect (the only retried failure)
             upstream.balancer.finished(failed, 0.0, False)

@@ -33,13 +33,13 @@ from cryptography.x509.oid import NameOID
 
 from portico.gateway.http import (
     Limits,
+    OnResponse,
     ProxyResult,
     Request,
     Responder,
     Target,
     Timeouts,
     UpstreamPool,
-    UpstreamResponse,
     forward,
     serve,
     shutdown,
@@ -338,7 +338,7 @@ async def gateway() -> AsyncIterator[GatewayFactory]:
         timeouts: Timeouts | None = None,
         retries: int = 0,
         extra_headers: list[tuple[str, str]] | None = None,
-        on_response: Callable[[UpstreamResponse], Awaitable[list[tuple[str, str]]]] | None = None,
+        on_response: OnResponse | None = None,
         pool: UpstreamPool | None = None,
     ) -> Gateway:
         the_pool = pool or UpstreamPool()

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from portico.gateway.http import Target, Timeouts, UpstreamResponse
+from portico.gateway.http import BodyTransform, Target, Timeouts, UpstreamResponse
 
 from .conftest import (
     EchoBackend,
@@ -300,9 +300,12 @@ async def test_expect_continue_is_answered_by_the_gateway(
 async def test_on_response_hook_sets_headers(gateway: GatewayFactory, echo: EchoBackend) -> None:
     seen: list[int] = []
 
-    async def hook(response: UpstreamResponse) -> list[tuple[str, str]]:
+    async def hook(
+        response: UpstreamResponse, headers: list[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
         seen.append(response.status)
-        return [("X-Kept", "replaced"), ("X-Gateway", "portico")]
+        kept = [h for h in headers if h[0] != "x-kept"]
+        return [*kept, ("X-Kept", "replaced"), ("X-Gateway", "portico")], None
 
     gw = await gateway([echo.target], on_response=hook)
     async with httpx.AsyncClient(base_url=gw.url) as client:

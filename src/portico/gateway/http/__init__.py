@@ -13,7 +13,7 @@ from .errors import (
     RequestTimeout,
     error_body,
 )
-from .proxy import ProxyResult, Target, forward
+from .proxy import BodyTransform, OnResponse, ProxyResult, Target, forward
 from .server import Handler, Limits, Request, Responder, serve, shutdown
 from .upstream import (
     ConnectFailed,
@@ -28,12 +28,14 @@ from .upstream import (
 
 __all__ = [
     "BadRequest",
+    "BodyTransform",
     "ClientDisconnected",
     "ClientError",
     "ConnectFailed",
     "ConnectTimeout",
     "Handler",
     "Limits",
+    "OnResponse",
     "PayloadTooLarge",
     "ProxyResult",
     "Request",

@@ -37,7 +37,24 @@ from .upstream import (
     UpstreamTimeout,
 )
 
-__all__ = ["ProxyResult", "Target", "forward", "request_headers", "response_headers"]
+__all__ = [
+    "BodyTransform",
+    "OnResponse",
+    "ProxyResult",
+    "Target",
+    "forward",
+    "request_headers",
+    "response_headers",
+]
+
+#: ``(chunk, last) → bytes to send``: may hold data back and release it when ``last`` is true
+BodyTransform = Callable[[bytes, bool], bytes]
+#: called with the upstream's answer and its headers (hop-by-hop removed) before anything is
+#: sent; returns the headers to send and, when the body is to be rewritten, a transform
+OnResponse = Callable[
+    [UpstreamResponse, list[tuple[str, str]]],
+    Awaitable[tuple[list[tuple[str, str]], BodyTransform | None]],
+]
 
 HOP_BY_HOP = frozenset(
     {
@@ -165,7 +182,7 @@ async def forward(
     extra_headers: list[tuple[str, str]],
     timeouts: Timeouts,
     retries: int,
-    on_response: Callable[[UpstreamResponse], Awaitable[list[tuple[str, str]]]] | None = None,
+    on_response: OnResponse | None = None,
 ) -> ProxyResult:
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -260,7 +277,7 @@ async def forward(
 async def _relay(
     responder: Responder,
     response: UpstreamResponse,
-    on_response: Callable[[UpstreamResponse], Awaitable[list[tuple[str, str]]]] | None,
+    on_response: OnResponse | None,
     upstream_addr: str | None,
     started: float,
     request: Request,
@@ -271,14 +288,22 @@ async def _relay(
     status = response.status
     try:
         headers = response_headers(response)
+        transform: BodyTransform | None = None
         if on_response is not None:
-            extra = await on_response(response)
-            if extra:
-                _replace(headers, extra)
+            headers, transform = await on_response(response, headers)
         await responder.start(response.status, headers)
         write = responder.write
-        async for chunk in response.body:
-            await write(chunk)
+        if transform is None:
+            async for chunk in response.body:
+                await write(chunk)
+        else:
+            async for chunk in response.body:
+                out = transform(chunk, False)
+                if out:
+                    await write(out)
+            out = transform(b"", True)
+            if out:
+                await write(out)
         await responder.end()
     except UpstreamError as exc:
         error = str(exc)

@@ -20,31 +20,23 @@ value back unchanged keeps the stored secret.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import hmac
 import secrets
-from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Mapping
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from pydantic import ValidationError
 
 from portico.core.validation import json_pointer
 from portico.gateway.plugins.base import Category, PluginSpec
 from portico.gateway.plugins.registry import PLUGINS, PluginCheckError, check_plugin, reason_of
+from portico.gateway.sealing import SecretBox, hash_password, secret_box, verify_password_hash
+
+__all__ = ["SecretBox", "hash_password", "secret_box", "verify_password_hash"]
 
 MASK = "********"
 KEY_HINT_LENGTH = 4
 GENERATED_KEY_BYTES = 32
-PBKDF2_ITERATIONS = 10_000
-_PBKDF2 = "pbkdf2_sha256"
-_SALT_BYTES = 16
-_HKDF_INFO = b"portico consumer credentials v1"
 
 #: plugin → (stored field that identifies the consumer, the field a client sends). Two
 #: consumers of an org holding the same value could not be told apart by the gateway.
@@ -65,64 +57,6 @@ def generate_key() -> str:
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-def hash_password(password: str, *, iterations: int = PBKDF2_ITERATIONS) -> str:
-    """``pbkdf2_sha256$<iterations>$<salt b64>$<hash b64>``."""
-    salt = secrets.token_bytes(_SALT_BYTES)
-    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
-    return f"{_PBKDF2}${iterations}${_b64(salt)}${_b64(digest)}"
-
-
-def verify_password_hash(stored: str, presented: str) -> bool:
-    """Whether ``presented`` is the password hashed in ``stored``; constant-time compare."""
-    try:
-        scheme, iterations, salt, digest = stored.split("$")
-        if scheme != _PBKDF2 or not iterations.isdigit():
-            return False
-        expected = base64.b64decode(digest, validate=True)
-        actual = hashlib.pbkdf2_hmac(
-            "sha256", presented.encode(), base64.b64decode(salt, validate=True), int(iterations)
-        )
-    except (ValueError, binascii.Error):
-        return False
-    return hmac.compare_digest(actual, expected)
-
-
-def _b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode()
-
-
-class SecretBox:
-    """Fernet under keys derived (HKDF-SHA256) from the server secrets: encrypts with the
-    current one, decrypts with any still accepted during a rotation."""
-
-    def __init__(self, server_keys: Sequence[str]) -> None:
-        if not server_keys:
-            raise ValueError("no server key")
-        self._fernet = MultiFernet([Fernet(_derive(key)) for key in server_keys])
-
-    def encrypt(self, value: str) -> str:
-        return self._fernet.encrypt(value.encode()).decode()
-
-    def decrypt(self, token: str) -> str:
-        """The clear value; ``ValueError`` when no accepted key opens it."""
-        try:
-            return self._fernet.decrypt(token.encode()).decode()
-        except InvalidToken:
-            raise ValueError("cannot be decrypted with the server's keys") from None
-
-
-def _derive(server_key: str) -> bytes:
-    # a key of its own for this purpose: the server secret also signs access tokens
-    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO)
-    return base64.urlsafe_b64encode(key.derive(server_key.encode()))
-
-
-@lru_cache(maxsize=8)
-def secret_box(server_keys: tuple[str, ...]) -> SecretBox:
-    """One box per set of server keys (deriving is cheap, but there is no need per request)."""
-    return SecretBox(server_keys)
 
 
 # ------------------------------------------------------------------------------ stored forms

@@ -1,0 +1,31 @@
+"""How a gateway process is set up: what the operator decides, not what a snapshot says."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portico.gateway.egress import EgressGuard, Network
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    #: identifies this node in heartbeats and telemetry
+    node_id: str = field(default_factory=socket.gethostname)
+    #: server secrets that open encrypted consumer secrets (jwt-auth); empty: none can be read
+    secret_keys: tuple[str, ...] = ()
+    #: CIDRs plugins may reach although internal (the SSRF guard refuses them otherwise)
+    egress_allow: tuple[str, ...] = ()
+    #: peers whose X-Forwarded-For is believed (a load balancer in front of the gateway)
+    trusted_proxies: tuple[str, ...] = ()
+    #: where proxy-cache's disk strategy keeps its files
+    cache_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "portico-cache")
+
+    def egress(self) -> EgressGuard:
+        return EgressGuard.allowing(self.egress_allow)
+
+    def trusted_networks(self) -> tuple[Network, ...]:
+        return tuple(ipaddress.ip_network(c, strict=False) for c in self.trusted_proxies)
