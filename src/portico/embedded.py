@@ -16,11 +16,16 @@ import uuid
 
 from sqlalchemy import func, select
 
+from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.gateway.config import SnapshotRefused
 from portico.gateway.gateway import Gateway
+from portico.gateway.telemetry import Batch, Sink
 from portico.management.dataplane.notifier import NOTIFIER
 from portico.management.deployment.models import EnvironmentConfig
+from portico.management.environment.models import Environment
+from portico.management.telemetry import service as telemetry_service
+from portico.management.telemetry.schemas import TelemetryBatch
 
 logger = logging.getLogger("portico.embedded")
 
@@ -73,3 +78,29 @@ class SnapshotFeeder:
                 self.wake.clear()
         finally:
             NOTIFIER.unsubscribe(self.wake.set)
+
+
+def database_sink(database: Database, clock: Clock, node_id: str) -> Sink:
+    """The embedded gateway's telemetry goes straight into the store, through the same
+    validation and service as a node's ``POST /api/dataplane/v1/telemetry``."""
+
+    async def sink(batch: Batch) -> None:
+        async with database.session() as session, session.begin():
+            for env_id in sorted(batch.environments()):
+                env = await session.get(Environment, uuid.UUID(env_id))
+                if env is None:  # deleted since: its telemetry went with it
+                    continue
+                document = {
+                    "nodeId": node_id,
+                    "environmentId": env_id,
+                    "rollups": batch.documents(env_id),
+                    "dropped": batch.dropped.get(env_id, 0),
+                }
+                await telemetry_service.ingest(
+                    session=session,
+                    env=env,
+                    batch=TelemetryBatch.model_validate(document),
+                    clock=clock,
+                )
+
+    return sink

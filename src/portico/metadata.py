@@ -13,6 +13,7 @@ from portico.management.org import models as org_models
 from portico.management.plugin import models as plugin_models
 from portico.management.revision import models as revision_models
 from portico.management.role import models as role_models
+from portico.management.telemetry import models as telemetry_models
 from portico.management.upstream import models as upstream_models
 from portico.management.user import models as user_models
 
@@ -34,6 +35,7 @@ __all__ = [
     "refresh",
     "revision_models",
     "role_models",
+    "telemetry_models",
     "upstream_models",
     "user_models",
 ]

@@ -18,6 +18,7 @@ from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve as serve_http
 from portico.gateway.options import GatewayOptions
 from portico.gateway.status import status_handler
+from portico.gateway.telemetry import TelemetryRecorder
 
 logger = logging.getLogger("portico.runner")
 
@@ -59,7 +60,7 @@ async def _listen_gateway(gateway: Gateway, settings: Settings) -> list[asyncio.
 async def serve_all(settings: Settings) -> None:
     """Control plane on PORTICO_LISTEN, embedded gateway on PORTICO_GATEWAY_LISTEN."""
     from portico.app import create_app
-    from portico.embedded import SnapshotFeeder
+    from portico.embedded import SnapshotFeeder, database_sink
 
     app = create_app(settings)
     host, port = split_host_port(settings.listen)
@@ -78,6 +79,12 @@ async def serve_all(settings: Settings) -> None:
         )
     )
     gateway = Gateway(options=gateway_options(settings))
+    telemetry = TelemetryRecorder(
+        database_sink(app.state.database, app.state.clock, gateway.options.node_id),
+        interval=settings.telemetry_interval_seconds,
+    )
+    gateway.observers.append(telemetry.observe)
+    telemetry.start()
     listeners = await _listen_gateway(gateway, settings)
     feeder = asyncio.create_task(SnapshotFeeder(gateway, app.state.database).run())
     control = asyncio.create_task(server.serve())
@@ -95,6 +102,7 @@ async def serve_all(settings: Settings) -> None:
             await control
         with contextlib.suppress(asyncio.CancelledError):
             await feeder
+        await telemetry.stop()
         await gateway.close()
 
 
@@ -114,6 +122,9 @@ async def run_gateway(
         token=token,
         store=SnapshotStore(state_dir, environment),
     )
+    telemetry = TelemetryRecorder(sync.send_telemetry, interval=settings.telemetry_interval_seconds)
+    gateway.observers.append(telemetry.observe)
+    telemetry.start()
     await sync.start_from_disk()
     listeners = await _listen_gateway(gateway, settings)
     tasks = [
@@ -127,5 +138,6 @@ async def run_gateway(
             task.cancel()
         for listener in listeners:
             listener.close()
+        await telemetry.stop()
         await sync.close()
         await gateway.close()

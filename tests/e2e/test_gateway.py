@@ -9,19 +9,24 @@ Plus the seed's five conditions: each one missing blocks traffic.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import select
 
+from portico.core.db.engine import Database
+from portico.management.telemetry.models import TelemetryRollup
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
@@ -77,6 +82,7 @@ def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
         PORTICO_METRICS_LISTEN=f"127.0.0.1:{free_port()}",
         PORTICO_BOOTSTRAP_ADMIN_EMAIL="owner@example.com",
         PORTICO_BOOTSTRAP_ADMIN_PASSWORD="owner-password-123",
+        PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3",
     )
     subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
     log = (tmp_path / "serve.log").open("w")
@@ -90,6 +96,7 @@ def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
             "status": f"http://{env['PORTICO_METRICS_LISTEN']}",
             "log": str(tmp_path / "serve.log"),
             "pid": str(process.pid),
+            "database_url": database_url,
         }
     finally:
         if process.poll() is None:
@@ -201,3 +208,37 @@ def test_key_auth_limit_count_and_prefix_stripping_through_the_gateway(
     )
     assert undeploy.status_code == 200
     wait_for(lambda: gw.get("/shop/orders/5").status_code == 404, timeout=5)
+
+    # every routed request reached the control plane's per-minute rollups
+    def rolled_up() -> dict[tuple[int, str], int]:
+        return asyncio.run(rollups(portico["database_url"], env["id"]))
+
+    def arrived() -> bool:
+        totals = rolled_up()
+        # 401s: the two above, plus the probes of the wait_for loops around (un)deploy
+        return (
+            totals.get((200, "alice")) == 3
+            and totals.get((429, "alice")) == 1
+            and totals.get((401, ""), 0) >= 3
+            and set(totals) == {(200, "alice"), (429, "alice"), (401, "")}
+        )
+
+    wait_for(arrived, timeout=10)
+
+
+async def rollups(database_url: str, env_id: str) -> dict[tuple[int, str], int]:
+    """Requests per (status, consumer) the store holds for the environment."""
+    database = Database(database_url)
+    try:
+        async with database.session() as session:
+            rows = await session.execute(
+                select(
+                    TelemetryRollup.status, TelemetryRollup.consumer, TelemetryRollup.requests
+                ).where(TelemetryRollup.environment_id == uuid.UUID(env_id))
+            )
+            totals: dict[tuple[int, str], int] = {}
+            for status, consumer, requests in rows:
+                totals[(status, consumer)] = totals.get((status, consumer), 0) + requests
+            return totals
+    finally:
+        await database.dispose()

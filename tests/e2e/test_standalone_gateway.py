@@ -3,6 +3,7 @@ serving when the control plane is down, and restarts from its disk snapshot."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -11,7 +12,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.test_gateway import PORTICO, backend, portico, wait_for  # noqa: F401 - fixtures
+from tests.e2e.test_gateway import (  # noqa: F401 - fixtures
+    PORTICO,
+    backend,
+    portico,
+    rollups,
+    wait_for,
+)
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
@@ -30,6 +37,7 @@ def node_env(tmp_path: Path) -> dict[str, str]:
         PORTICO_DATA_DIR=str(tmp_path / "node"),
         PORTICO_GATEWAY_LISTEN=f"127.0.0.1:{free_port()}",
         PORTICO_METRICS_LISTEN=f"127.0.0.1:{free_port()}",
+        PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3",
     )
     return env
 
@@ -94,6 +102,13 @@ def test_node_follows_survives_the_control_plane_and_restarts_from_disk(
             return any(n["configVersion"] == version and n["inSync"] for n in nodes["items"])
 
         wait_for(in_sync, node, timeout=20)
+
+        # its traffic reaches the control plane's rollups (by POST /api/dataplane/v1/telemetry)
+        def delivered() -> bool:
+            totals = asyncio.run(rollups(portico["database_url"], env["id"]))
+            return totals.get((200, ""), 0) >= 2
+
+        wait_for(delivered, node, timeout=20)
 
         # control plane down: the node keeps serving what it has
         os.kill(int(portico["pid"]), signal.SIGTERM)

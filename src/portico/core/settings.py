@@ -71,6 +71,9 @@ class Settings(BaseSettings):
         description="Internal CIDRs plugins may call (http-logger endpoints, JWKS...); the "
         "SSRF guard refuses loopback, private and link-local addresses otherwise.",
     )
+    telemetry_interval_seconds: float = Field(
+        5.0, gt=0, le=300, description="How often gateways ship their traffic rollups."
+    )
     gateway_node_id: str = Field("", description="This gateway node's id; empty: generated.")
     bootstrap_admin_email: str = "admin@example.com"
     bootstrap_admin_password: SecretStr | None = None

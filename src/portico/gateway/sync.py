@@ -22,11 +22,14 @@ import httpx
 
 from portico.gateway.config import SnapshotRefused
 from portico.gateway.gateway import Gateway
+from portico.gateway.telemetry import Batch
 
 logger = logging.getLogger("portico.gateway.sync")
 
 WAIT_SECONDS = 30
 MAX_BACKOFF = 30.0
+#: the control plane's bound on one telemetry post
+MAX_ROLLUPS_PER_POST = 5_000
 
 
 class SnapshotStore:
@@ -126,6 +129,31 @@ class ControlPlaneSync:
                     },
                 )
             await asyncio.sleep(interval)
+
+    async def send_telemetry(self, batch: Batch) -> None:
+        """A telemetry sink: the node's rollups of its environment, in posts of at most
+        ``MAX_ROLLUPS_PER_POST``. What was delivered leaves ``batch`` before a failure is
+        raised, so the recorder keeps only the rest."""
+        while True:
+            keys = list(batch.rollups)[:MAX_ROLLUPS_PER_POST]
+            part = Batch({key: batch.rollups[key] for key in keys}, batch.dropped)
+            dropped = batch.dropped.get(self.env_id, 0)
+            response = await self.client.post(
+                f"{self.base}/api/dataplane/v1/telemetry",
+                json={
+                    "nodeId": self.node_id,
+                    "environmentId": self.env_id,
+                    "rollups": part.documents(self.env_id),
+                    "dropped": dropped,
+                },
+                timeout=30.0,
+            )
+            response.raise_for_status()
+            for key in keys:
+                del batch.rollups[key]
+            batch.dropped = {}
+            if not batch.rollups:
+                return
 
     async def close(self) -> None:
         await self.client.aclose()

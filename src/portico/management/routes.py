@@ -18,6 +18,7 @@ from portico.management.org.endpoints import router as org_router
 from portico.management.plugin.endpoints import router as plugin_router
 from portico.management.revision.endpoints import router as revision_router
 from portico.management.role.endpoints import router as role_router
+from portico.management.telemetry.endpoints import router as telemetry_router
 from portico.management.upstream.endpoints import router as upstream_router
 from portico.management.user.endpoints import router as user_router
 
@@ -37,6 +38,7 @@ ROUTERS = (
     plugin_router,
     consumer_router,
     dataplane_router,
+    telemetry_router,
     audit_log_router,
 )
 

@@ -1,0 +1,32 @@
+"""``POST /api/dataplane/v1/telemetry``: gateway nodes deliver their per-minute rollups."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from portico.core.db.engine import Database
+from portico.management.access import bearer_token
+from portico.management.dataplane import service as dataplane_service
+from portico.management.telemetry import service as telemetry_service
+from portico.management.telemetry.schemas import TelemetryBatch
+
+router = APIRouter(tags=["data plane"])
+
+
+@router.post("/api/dataplane/v1/telemetry", status_code=204)
+async def post_telemetry(body: TelemetryBatch, request: Request) -> Response:
+    """Rollups are added to what the environment has (idempotence is the node's business:
+    it sends each rollup once, or keeps it when the answer was not a 2xx)."""
+    state = request.app.state
+    database: Database = state.database
+    async with database.session() as session, session.begin():
+        env = await dataplane_service.authorize_node(
+            session=session,
+            bearer=bearer_token(request),
+            env_id=body.environment_id,
+            tokens=state.access_tokens,
+            clock=state.clock,
+            ip=getattr(request.state, "client_ip", None),
+        )
+        await telemetry_service.ingest(session=session, env=env, batch=body, clock=state.clock)
+    return Response(status_code=204)
