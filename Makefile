@@ -39,6 +39,7 @@ lint: $(STAMP)
 
 ## bench: benchmarks, printed with ratios against their reference
 bench: $(STAMP)
+	@bash scripts/ensure-bench-packages.sh
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:

@@ -1,0 +1,97 @@
+"""A Portico gateway process for the wrk benchmark: one environment, ``--routes`` prefix
+routes to one upstream, optionally key-auth + limit-count on every route. Serves on
+``--port`` with uvloop until killed. Not a benchmark by itself (bench_gateway.py drives it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+from typing import Any
+
+from portico.gateway.gateway import Gateway
+from portico.gateway.http.server import serve
+from portico.gateway.snapshot import content_hash
+from portico.runner import use_uvloop
+
+HOST = "bench.example.com"
+KEY = "bench-key-0123456789"
+
+
+def snapshot(routes: int, upstream_port: int, plugins: bool) -> dict[str, Any]:
+    attached: list[dict[str, Any]] = []
+    if plugins:
+        attached = [
+            {"name": "key-auth", "scope": "service", "order": 100, "config": {}},
+            {
+                "name": "limit-count",
+                "scope": "route",
+                "order": 210,
+                "config": {"count": 1_000_000_000, "time_window": 60},
+            },
+        ]
+    document: dict[str, Any] = {
+        "version": 1,
+        "generated_at": "2026-01-01T00:00:00+00:00",
+        "org_id": "org",
+        "environment_id": "env",
+        "environment_name": "bench",
+        "gateway_hosts": [HOST],
+        "routes": [
+            {
+                "id": f"rev:{i}",
+                "api_id": f"api{i // 100}",
+                "api_name": f"api{i // 100}",
+                "revision_id": "rev",
+                "revision_number": 1,
+                "name": f"r{i}",
+                "uri": f"/r{i}/*",
+                "methods": ["GET"],
+                "hosts": [],
+                "priority": 0,
+                "status": 1,
+                "upstream_id": "up",
+                "plugins": attached,
+            }
+            for i in range(routes)
+        ],
+        "upstreams": {
+            "up": {
+                "id": "up",
+                "name": "nginx",
+                "specification": {"nodes": [{"host": "127.0.0.1", "port": upstream_port}]},
+            }
+        },
+        "consumers": [
+            {
+                "id": "c1",
+                "username": "bench",
+                "credentials": {"key-auth": {"key_hash": hashlib.sha256(KEY.encode()).hexdigest()}},
+                "plugins": [],
+            }
+        ],
+        "global_plugins": [],
+    }
+    document["content_hash"] = content_hash(document)
+    return document
+
+
+async def main(port: int, routes: int, upstream_port: int, plugins: bool) -> None:
+    gateway = Gateway()
+    await gateway.apply(snapshot(routes, upstream_port, plugins))
+    server = await serve(gateway.handle, "127.0.0.1", port)
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--routes", type=int, default=10)
+    parser.add_argument("--upstream-port", type=int, required=True)
+    parser.add_argument("--plugins", action="store_true")
+    args = parser.parse_args()
+    use_uvloop()
+    asyncio.run(main(args.port, args.routes, args.upstream_port, args.plugins))
