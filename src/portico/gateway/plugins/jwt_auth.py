@@ -8,15 +8,31 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
+import logging
 from typing import Literal, Self
+from urllib.parse import unquote_plus
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from pydantic import Field, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.jwt_verify import (
+    ConsumerKey,
+    KeyUnavailable,
+    TokenRejected,
+    prepare_key,
+    unverified_claims,
+    verify,
+)
 from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
 from portico.gateway.plugins.key_auth import HEADER_NAME
+from portico.gateway.services import RuntimeServices
+from portico.gateway.snapshot import SnapshotConsumer
+
+logger = logging.getLogger("portico.gateway.plugins.jwt_auth")
 
 Algorithm = Literal["HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "EdDSA"]
 
@@ -120,3 +136,112 @@ PLUGIN = PluginSpec(
     description="Authenticates consumers by a signed JWT whose `key` claim names them; the "
     "consumer's algorithm is enforced and exp/nbf checked; otherwise → 401.",
 )
+
+
+class JwtAuthRuntime(BasePluginRuntime):
+    """APISIX's flow: the token from the header, else the query argument, else the cookie;
+    the consumer named by its ``key`` claim; the signature checked with that consumer's key
+    and algorithm only; ``exp``/``nbf`` against the gateway clock.
+
+    Consumers' keys are prepared on first use and kept for this runtime's life (one
+    snapshot): a Fernet decryption or a PEM parse per consumer, never per request, and none
+    at all for consumers that never call. A consumer whose key cannot be prepared (no server
+    secret on this node, a secret sealed under another one) is refused, and logged once."""
+
+    def __init__(self, config: JwtAuthConfig, services: RuntimeServices) -> None:
+        self.config = config
+        self.header = config.header.lower()
+        self.cookie_var = "cookie_" + config.cookie
+        self.consumers = services.consumers
+        self.secrets = services.secrets
+        self.now = services.now
+        self._keys: dict[str, ConsumerKey | None] = {}
+
+    def _token(self, ctx: RequestContext) -> tuple[str, str] | None:
+        """``(token, where it was found)``; an empty value counts as absent."""
+        value = ctx.header(self.header)
+        if value:
+            scheme, _, rest = value.partition(" ")
+            if scheme.lower() == "bearer":  # "Bearer" alone: a scheme without a token
+                value = rest
+            return value.strip(), "header"
+        value = ctx.arg(self.config.query)
+        if value:
+            return value.strip(), "query"
+        value = ctx.var(self.cookie_var)
+        if value:
+            return value.strip(), "cookie"
+        return None
+
+    def _key(self, consumer: SnapshotConsumer) -> ConsumerKey | None:
+        try:
+            return self._keys[consumer.id]
+        except KeyError:
+            pass
+        try:
+            key: ConsumerKey | None = prepare_key(consumer.credentials["jwt-auth"], self.secrets)
+        except KeyUnavailable as error:
+            logger.warning(
+                "jwt-auth: tokens of consumer %s cannot be verified: %s; they are refused",
+                consumer.username,
+                error,
+            )
+            key = None
+        self._keys[consumer.id] = key
+        return key
+
+    async def access(self, ctx: RequestContext) -> Reply | None:
+        found = self._token(ctx)
+        if found is None or not found[0]:
+            return Reply.error(401, "Missing JWT token in request")
+        token, source = found
+        try:
+            user_key = unverified_claims(token).get("key")
+            if user_key is None or user_key == "":
+                return Reply.error(401, "missing user key in JWT token")
+            consumer = (
+                self.consumers.find("jwt-auth", user_key) if isinstance(user_key, str) else None
+            )
+            if consumer is None:
+                return Reply.error(401, "Invalid user key in JWT token")
+            key = self._key(consumer)
+            if key is None:
+                return Reply.error(401, "failed to verify jwt")
+            verify(token, key, self.now())
+        except TokenRejected as rejected:
+            return Reply.error(401, str(rejected))
+        ctx.consumer = consumer
+        if self.config.hide_credentials:
+            self._hide(ctx, source)
+        return None
+
+    def _hide(self, ctx: RequestContext, source: str) -> None:
+        """Take the token out of what the upstream receives, wherever it came from."""
+        if source == "header":
+            ctx.remove_upstream_headers.add(self.header)
+        elif source == "query":
+            ctx.request.query = without_argument(ctx.request.query, self.config.query)
+            ctx.vars.pop("_args", None)  # later readers see the query as forwarded
+        else:
+            cookies = [v for k, v in ctx.request.headers if k == "cookie"]
+            kept = without_cookie("; ".join(cookies), self.config.cookie)
+            if kept:
+                ctx.upstream_headers["cookie"] = kept
+            else:
+                ctx.remove_upstream_headers.add("cookie")
+
+
+def without_argument(query: str, name: str) -> str:
+    """``query`` without the arguments called ``name``; the others byte for byte."""
+    return "&".join(
+        part for part in query.split("&") if part and unquote_plus(part.partition("=")[0]) != name
+    )
+
+
+def without_cookie(header: str, name: str) -> str:
+    """A Cookie header value without the cookies called ``name``."""
+    pairs = (pair.strip() for pair in header.split(";"))
+    return "; ".join(p for p in pairs if p and p.partition("=")[0].strip() != name)
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=JwtAuthRuntime)
