@@ -1,7 +1,8 @@
-"""Fixed-window request counters kept in this process (limit-count's ``local`` policy).
+"""Rate-limit state kept in this process: fixed-window counters (limit-count's ``local``
+policy) and leaky buckets (limit-req).
 
-Counters outlive config swaps (they are keyed by the attachment's identity, not by the
-chain object), so a redeploy does not hand everyone a fresh quota.
+The state outlives config swaps (it hangs off the gateway, keyed by the attachment's identity,
+not by the chain object), so a redeploy does not hand everyone a fresh quota.
 """
 
 from __future__ import annotations
@@ -16,10 +17,52 @@ class Admission:
     reset: int  # seconds until the window ends
 
 
+class LeakyBuckets:
+    """nginx's ``limit_req`` (and APISIX's limit-req): per key, the *excess* — how many
+    requests ahead of the ``rate`` schedule the client is — leaks at ``rate`` per second;
+    a request that would push it above ``burst`` is refused and leaves the bucket as it was."""
+
+    def __init__(self, max_keys: int = 100_000) -> None:
+        # key → (excess after the last admitted request, its time, when the bucket is empty
+        # again so that the entry means nothing any more)
+        self._buckets: dict[str, tuple[float, float, float]] = {}
+        self._max_keys = max_keys
+
+    def incoming(self, key: str, rate: float, burst: float, now: float) -> float | None:
+        """Seconds this request must wait to keep to ``rate`` (0.0: none), or None: refused."""
+        found = self._buckets.pop(key, None)  # re-inserted below: the dict stays LRU-ordered
+        excess = 0.0
+        if found is not None:
+            previous, last, _ = found
+            # a clock that stepped back must not freeze the leak (elapsed is clamped, and the
+            # entry then restarts from the new time)
+            elapsed = max(0.0, now - last)
+            excess = max(previous - rate * elapsed + 1.0, 0.0)
+            if excess > burst:
+                self._buckets[key] = found
+                return None
+        elif len(self._buckets) >= self._max_keys:
+            self._evict(now)
+        self._buckets[key] = (excess, now, now + (excess + 1.0) / rate)
+        return excess / rate
+
+    def _evict(self, now: float) -> None:
+        """Drop buckets that have emptied (the same as absent); if none has, the least recently
+        used half (a flood of distinct keys must not grow memory without bound)."""
+        drained = [k for k, (_, _, empty_at) in self._buckets.items() if empty_at <= now]
+        for key in drained or list(self._buckets)[: len(self._buckets) // 2]:
+            del self._buckets[key]
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
 class LocalCounters:
     def __init__(self, max_keys: int = 100_000) -> None:
         self._windows: dict[str, tuple[int, int]] = {}  # key → (window start, count)
         self._max_keys = max_keys
+        #: limit-req's state, here so that it lives as long as the counters do
+        self.buckets = LeakyBuckets(max_keys)
 
     def hit(self, key: str, limit: int, window: int, now: float) -> Admission:
         start = int(now // window) * window

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, Field, model_validator
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
+from portico.gateway.redis_counters import RedisCounters, RedisUnavailable, redis_counters
 from portico.gateway.services import RuntimeServices
 
 KeyType = Literal["var", "var_combination", "constant"]
@@ -125,43 +126,77 @@ PLUGIN = PluginSpec(
 )
 
 
+def limit_scope(config: PluginConfig) -> str:
+    """One counter space per attachment configuration: identical configs on different routes of
+    one service share it, as APISIX's service-level limit does; it is the same in every gateway
+    process, so a shared store (Redis) sees one counter. Secret fields stay out of it."""
+    dumped = config.model_dump_json(exclude=set(config.secret_fields))
+    return hashlib.sha256(dumped.encode()).hexdigest()[:16]
+
+
+def limit_key(scope: str, key_type: KeyType, key: str, ctx: RequestContext) -> str:
+    """The counter a request is limited by: ``key`` read as ``key_type`` says, the client's
+    address when it reads empty; per route unless the key is a constant."""
+    if key_type == "constant":
+        return f"{scope}::{key}"
+    if key_type == "var_combination":
+        resolved = 0
+
+        def read(match: re.Match[str]) -> str:
+            nonlocal resolved
+            value = ctx.var(match.group(0)[1:])
+            resolved += bool(value)
+            return value or ""
+
+        value = _VARIABLE_REF.sub(read, key)
+        if not resolved:  # as APISIX: no variable had a value → the client's address
+            value = ""
+    else:
+        value = ctx.var(key) or ""
+    return f"{scope}:{ctx.route.id}:{value or ctx.client_ip}"
+
+
 class LimitCountRuntime(BasePluginRuntime):
     """``count`` requests per ``time_window`` seconds per key, in fixed windows; the
-    ``X-RateLimit-*`` headers tell the client where it stands."""
+    ``X-RateLimit-*`` headers tell the client where it stands. Counters live in this process
+    (local) or in Redis (redis), where every gateway sharing it sees the same count."""
 
     def __init__(self, config: LimitCountConfig, services: RuntimeServices) -> None:
-        if config.policy != "local":
-            raise ValueError("limit-count: only the local policy runs in this gateway yet")
         self.config = config
         self.counters = services.counters
         self.now = services.now
-        # one counter space per attachment configuration: identical configs on different
-        # routes of one service share it, as APISIX's service-level limit does
-        self.scope = hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:16]
-
-    def _key(self, ctx: RequestContext) -> str:
-        config = self.config
-        if config.key_type == "constant":
-            value = config.key
-        elif config.key_type == "var_combination":
-            value = _VARIABLE_REF.sub(lambda m: ctx.var(m.group(0)[1:]) or "", config.key)
-        else:
-            value = ctx.var(config.key) or ctx.client_ip
-        return f"{self.scope}:{ctx.route.id if config.key_type != 'constant' else ''}:{value}"
+        self.scope = limit_scope(config)
+        self.redis: RedisCounters | None = None
+        if config.policy == "redis" and config.redis_url is not None:
+            self.redis = redis_counters(services, config.redis_url)
+        self.message = config.rejected_msg or "Too many requests"
+        self.limit = str(config.count)
 
     async def access(self, ctx: RequestContext) -> Reply | None:
         config = self.config
-        admission = self.counters.hit(self._key(ctx), config.count, config.time_window, self.now())
+        key = limit_key(self.scope, config.key_type, config.key, ctx)
+        if self.redis is None:
+            admission = self.counters.hit(key, config.count, config.time_window, self.now())
+        else:
+            try:
+                admission = await self.redis.hit(
+                    f"portico:lc:{key}", config.count, config.time_window
+                )
+            except RedisUnavailable:
+                # APISIX's behaviour: admit when degradation is allowed, else fail closed
+                # (the cause was logged, rate-limited, by the counters)
+                if config.allow_degradation:
+                    return None
+                return Reply.error(500, "failed to limit count")
         headers: list[tuple[str, str]] = []
         if config.show_limit_quota_header:
             headers = [
-                ("x-ratelimit-limit", str(config.count)),
+                ("x-ratelimit-limit", self.limit),
                 ("x-ratelimit-remaining", str(admission.remaining)),
                 ("x-ratelimit-reset", str(admission.reset)),
             ]
         if not admission.allowed:
-            message = config.rejected_msg or "Too many requests"
-            return Reply.error(config.rejected_code, message, headers)
+            return Reply.error(config.rejected_code, self.message, headers)
         ctx.response_headers.update(headers)
         return None
 

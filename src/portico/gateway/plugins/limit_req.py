@@ -1,14 +1,24 @@
-"""limit-req: a leaky bucket per key; ``rate`` requests a second flow, ``burst`` more wait."""
+"""limit-req: a leaky bucket per key; ``rate`` requests a second flow, ``burst`` more wait.
+
+As nginx's ``limit_req`` and APISIX's limit-req: a request ahead of the ``rate`` schedule by at
+most ``burst`` requests is delayed until it is on schedule (or passed at once with ``nodelay``,
+still counted); one further ahead is refused with ``rejected_code``. The buckets live in this
+process (the model has no shared policy), across configuration swaps.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from asyncio import sleep
 from typing import Self
 
 from pydantic import Field, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.limit_count import KeyType, key_error
+from portico.gateway.plugins.limit_count import KeyType, key_error, limit_key, limit_scope
+from portico.gateway.services import RuntimeServices
 
 
 class LimitReqConfig(PluginConfig):
@@ -57,3 +67,28 @@ PLUGIN = PluginSpec(
     description="Leaky-bucket rate limit per key: `rate` requests a second, `burst` delayed; "
     "beyond that `rejected_code` (503).",
 )
+
+
+class LimitReqRuntime(BasePluginRuntime):
+    """One leaky bucket per key (``services.counters.buckets``), the clock ``services.now``."""
+
+    def __init__(self, config: LimitReqConfig, services: RuntimeServices) -> None:
+        self.config = config
+        self.buckets = services.counters.buckets
+        self.now = services.now
+        self.scope = limit_scope(config)
+        self.message = config.rejected_msg or "Too many requests"
+
+    async def access(self, ctx: RequestContext) -> Reply | None:
+        config = self.config
+        key = limit_key(self.scope, config.key_type, config.key, ctx)
+        delay = self.buckets.incoming(key, config.rate, config.burst, self.now())
+        if delay is None:
+            return Reply.error(config.rejected_code, self.message)
+        # under a millisecond is not worth a timer (APISIX's threshold too)
+        if delay >= 0.001 and not config.nodelay:
+            await sleep(delay)
+        return None
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=LimitReqRuntime)
