@@ -7,8 +7,9 @@ A chain is built once per config snapshot (``gateway.config``); per request only
   request itself by returning a ``Reply`` (401, 403, 429, a cache hit...), which ends the
   access phase; it may set the consumer, rewrite the upstream path, add upstream headers.
 * ``header_filter`` — once the response status and headers are known (from the upstream or a
-  plugin's reply), in chain order; it may add, replace or delete response headers. A plugin
-  that needs the body appends a filter to ``ctx.body_filters`` here.
+  plugin's reply), in chain order; it may add, replace or delete response headers, and change
+  the status the client gets by setting ``ctx.status``. A plugin that needs the body appends a
+  filter to ``ctx.body_filters`` here.
 * body filters — each body chunk passes through the filters in the order they were added, as
   nginx's body filters do: ``filter(ctx, chunk, last)`` returns what goes on (it may hold data
   back and release it when ``last`` is true). A filter that changes the body's length must

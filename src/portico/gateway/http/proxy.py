@@ -50,7 +50,8 @@ __all__ = [
 #: ``(chunk, last) → bytes to send``: may hold data back and release it when ``last`` is true
 BodyTransform = Callable[[bytes, bool], bytes]
 #: called with the upstream's answer and its headers (hop-by-hop removed) before anything is
-#: sent; returns the headers to send and, when the body is to be rewritten, a transform
+#: sent; returns the headers to send and, when the body is to be rewritten, a transform; it
+#: may set ``response.status`` to change the status sent (the result keeps the node's)
 OnResponse = Callable[
     [UpstreamResponse, list[tuple[str, str]]],
     Awaitable[tuple[list[tuple[str, str]], BodyTransform | None]],
