@@ -10,9 +10,9 @@ the plugin chain lets it through.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +33,7 @@ from portico.gateway.counters import LocalCounters
 from portico.gateway.http.proxy import BodyTransform, Target, forward
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import Timeouts, UpstreamPool, UpstreamResponse
+from portico.gateway.metrics import GatewayMetrics
 from portico.gateway.options import GatewayOptions
 from portico.gateway.paths import PathRejected, normalize_path
 from portico.gateway.resources import SharedResources
@@ -122,6 +123,9 @@ class Gateway:
         self.hosts = HostTable({}, [])
         #: called after the log phase of every request that reached a route (telemetry)
         self.observers: list[Callable[[EnvironmentRuntime, RequestContext], None]] = []
+        #: the process's Prometheus registry, served at /metrics on the status listener
+        self.metrics = GatewayMetrics()
+        self.metrics.watch(lambda: self.environments, self.health.live)
 
     @property
     def ready(self) -> bool:
@@ -131,6 +135,8 @@ class Gateway:
         return {env_id: runtime.version for env_id, runtime in self.environments.items()}
 
     def services(self, env_id: str, consumers: ConsumerIndex) -> RuntimeServices:
+        # plugins find the gateway's registry as services.shared("metrics", "", ...)
+        self.resources.get(env_id, "metrics", "", lambda: self.metrics)
         return RuntimeServices(
             consumers,
             self.counters,
@@ -212,7 +218,7 @@ class Gateway:
             path=path,
             host=host,
             client_ip=self.client_address.of(request),
-            request_id=incoming_id if _REQUEST_ID.match(incoming_id) else uuid.uuid4().hex,
+            request_id=incoming_id if _REQUEST_ID.match(incoming_id) else os.urandom(16).hex(),
             started=time.perf_counter(),
         )
         reply = await self._access(env, route.chain, ctx)
@@ -266,7 +272,7 @@ class Gateway:
         body = reply.body
         for body_filter in ctx.body_filters:
             body = body_filter(ctx, body, True)
-        await responder.send(reply.status, headers, body)
+        await responder.send(ctx.status, headers, body)  # a header filter may change it
         ctx.request_bytes = request_bytes_of(ctx.request)
         ctx.response_bytes = len(body)
 
@@ -318,6 +324,9 @@ class Gateway:
         ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
             ctx.status = response.status
             out = self._filter_headers(chain, ctx, response.status, ResponseHeaders(headers))
+            # a header filter may change the status the client gets (response-rewrite); the
+            # proxy sends response.status, and judges the node by the status it answered
+            response.status = ctx.status
             return out, body_transform(ctx) if ctx.body_filters else None
 
         started = time.perf_counter()
@@ -333,7 +342,7 @@ class Gateway:
             retries=retries,
             on_response=on_response,
         )
-        ctx.status = result.status
+        ctx.status = responder.status or result.status  # what the client got (0: nothing sent)
         ctx.proxied = result.error_kind is None
         ctx.upstream_seconds = result.upstream_seconds
         ctx.upstream_addr = result.upstream_addr

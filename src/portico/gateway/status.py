@@ -1,6 +1,7 @@
 """The gateway's status listener (``PORTICO_METRICS_LISTEN``): ``/ready`` is 503 until a first
 configuration is loaded, ``/status`` lists the environments with their config versions and
-the health of every upstream node."""
+the health of every upstream node, ``/metrics`` the gateway's Prometheus registry (text
+format 0.0.4)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import Handler, Request, Responder
+from portico.gateway.metrics import CONTENT_TYPE
 
 JSON = [("content-type", "application/json")]
 
@@ -35,6 +37,9 @@ def status_handler(gateway: Gateway) -> Handler:
                 },
             }
             await responder.send(200, JSON, json.dumps(body, default=str).encode())
+        elif request.path == "/metrics":
+            metrics = gateway.metrics.exposition()
+            await responder.send(200, [("content-type", CONTENT_TYPE)], metrics)
         else:
             await responder.send(404, JSON, b'{"error_msg":"404 Not Found"}')
 

@@ -5,15 +5,25 @@ Loggers never block a request: entries go to a bounded in-memory batch that is f
 it is full (``batch_max_size``), when no entry arrived for ``inactive_timeout`` seconds, or
 when its oldest entry is ``buffer_duration`` seconds old; a failed flush is retried
 ``max_retry_count`` times, ``retry_delay`` seconds apart, then dropped (and counted). Names and
-defaults are APISIX's batch processor's, so configurations carry over. The leading underscore
-keeps the registry from taking this module for a plugin.
+defaults are APISIX's batch processor's, so configurations carry over; the processor itself is
+``portico.gateway.batch``. The leading underscore keeps the registry from taking this module
+for a plugin.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
 from pydantic import Field
 
+from portico.gateway.batch import BatchProcessor
+from portico.gateway.metrics import GatewayMetrics
 from portico.gateway.plugins.base import PluginConfig
+from portico.gateway.services import RuntimeServices
+
+T = TypeVar("T")
 
 
 class BatchingConfig(PluginConfig):
@@ -50,4 +60,33 @@ class BatchingConfig(PluginConfig):
         ge=0,
         le=3600,
         description="Seconds between two attempts to send a failed batch.",
+    )
+
+
+def batch_processor(
+    plugin: str,
+    config: BatchingConfig,
+    services: RuntimeServices,
+    send: Callable[[list[T]], Awaitable[None]],
+    *,
+    weigh: Callable[[T], int] | None = None,
+    close_grace: float = 5.0,
+) -> BatchProcessor[T]:
+    """The logger's processor for this configuration, shared across config swaps: the same
+    configuration (on any route, in any snapshot) keeps the same batch, so a deploy does not
+    lose entries waiting to be sent. Its drops are counted in the gateway's metrics. ``send``
+    is used only if the processor is new: it must capture nothing snapshot-specific."""
+    metrics = services.shared("metrics", "", GatewayMetrics)
+    key = hashlib.sha256(f"{plugin}\0{config.model_dump_json()}".encode()).hexdigest()
+    return services.shared(
+        "batch",
+        key,
+        lambda: BatchProcessor(
+            plugin,
+            config,
+            send,
+            dropped=metrics.dropped_counter(plugin),
+            weigh=weigh,
+            close_grace=close_grace,
+        ),
     )

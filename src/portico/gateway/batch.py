@@ -1,0 +1,215 @@
+"""The batch processor behind every logger: APISIX's batch-processor semantics.
+
+A logger's log phase calls :meth:`BatchProcessor.push`, which only appends to memory: it
+never waits, never raises and never does I/O, so a slow or dead sink cannot slow a request
+down. One background task per processor seals the open batch when it holds
+``batch_max_size`` entries, when ``inactive_timeout`` seconds passed without a new entry, or
+when its oldest entry is ``buffer_duration`` seconds old, and sends sealed batches one at a
+time (a sink sees at most one request in flight per logger configuration). A failed send is
+retried ``max_retry_count`` times, ``retry_delay`` seconds apart; then the batch is dropped
+and its entries are counted (``portico_log_entries_dropped_total``).
+
+Memory is bounded: past :data:`MAX_PENDING_ENTRIES` entries (or one full batch, if bigger) or
+:data:`MAX_PENDING_BYTES` bytes waiting, new entries are dropped and counted — a sink that is
+down costs counted losses, not the gateway's memory.
+
+Processors are shared resources (``services.shared("batch", <config hash>, ...)``): a deploy
+that keeps a logger's configuration keeps its half-full batch; :meth:`aclose` (called once no
+configuration uses it any more, or at shutdown) sends what is pending, once, within
+``close_grace`` seconds, and counts what it could not send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from portico.gateway.plugins._batching import BatchingConfig
+
+T = TypeVar("T")
+
+logger = logging.getLogger("portico.gateway.batch")
+
+MAX_PENDING_ENTRIES = 10_000
+MAX_PENDING_BYTES = 64 * 1024 * 1024
+#: at most one warning per processor per this many seconds (a dead sink must not flood logs)
+WARN_INTERVAL = 60.0
+
+
+class BatchFailed(Exception):
+    """A failed send whose reason is worth logging (the sink answered an error status, the
+    egress guard refused it). The message is logged: it must not hold secrets. Any other
+    exception counts as a failure too, logged by its type only (its text may hold a URL)."""
+
+
+class BatchProcessor(Generic[T]):
+    def __init__(
+        self,
+        name: str,
+        config: BatchingConfig,
+        send: Callable[[list[T]], Awaitable[None]],
+        *,
+        dropped: Callable[[int], None] | None = None,
+        weigh: Callable[[T], int] | None = None,
+        close_grace: float = 5.0,
+    ) -> None:
+        self.name = name
+        self._send = send
+        self._dropped = dropped
+        self._weigh = weigh
+        self._close_grace = close_grace
+        self._max_size = config.batch_max_size
+        self._inactive = float(config.inactive_timeout)
+        self._buffer = float(config.buffer_duration)
+        self._retries = config.max_retry_count
+        self._retry_delay = float(config.retry_delay)
+        self._max_entries = max(MAX_PENDING_ENTRIES, config.batch_max_size)
+        self._batch: list[T] = []
+        self._batch_bytes = 0
+        self._first = 0.0  # monotonic time of the open batch's oldest entry
+        self._last = 0.0  # ... and of its newest
+        self._ready: deque[tuple[list[T], int]] = deque()  # sealed: (entries, bytes)
+        self.pending = 0  # entries accepted and neither sent nor dropped
+        self.pending_bytes = 0
+        self.sent = 0  # entries delivered (for tests and status)
+        self.dropped = 0  # entries dropped
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        self._warned_at = -WARN_INTERVAL
+        self._unwarned = 0
+
+    # ------------------------------------------------------------------ the log phase
+
+    def push(self, entry: T) -> None:
+        """Queue ``entry``; never blocks, never raises (an entry that does not fit is
+        dropped and counted)."""
+        if self._closed:
+            self._drop(1, "the logger was reconfigured or stopped")
+            return
+        size = self._weigh(entry) if self._weigh is not None else 0
+        if self.pending >= self._max_entries or self.pending_bytes + size > MAX_PENDING_BYTES:
+            if self._batch:  # make room as soon as the sink allows
+                self._seal()
+                self._kick()
+            self._drop(1, "too many entries waiting for the sink")
+            return
+        now = time.monotonic()
+        opened = not self._batch
+        if opened:
+            self._first = now
+        self._last = now
+        self._batch.append(entry)
+        self._batch_bytes += size
+        self.pending += 1
+        self.pending_bytes += size
+        if len(self._batch) >= self._max_size:
+            self._seal()
+            self._kick()
+        elif opened:  # the runner must start timing the new batch
+            self._kick()
+
+    # ------------------------------------------------------------------ the runner
+
+    def _seal(self) -> None:
+        self._ready.append((self._batch, self._batch_bytes))
+        self._batch, self._batch_bytes = [], 0
+
+    def _kick(self) -> None:
+        if self._task is None or self._task.done():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a unit test pushing from sync code): sent later
+                return
+            self._task = loop.create_task(self._run(), name=f"batch:{self.name}")
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            if self._ready:
+                entries, size = self._ready.popleft()
+                await self._deliver(entries, size)
+                continue
+            if self._batch:
+                delay = min(self._last + self._inactive, self._first + self._buffer)
+                delay -= time.monotonic()
+                if delay <= 0 or self._closed:
+                    self._seal()
+                    continue
+            elif self._closed:
+                return
+            else:
+                delay = None
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay)
+
+    async def _deliver(self, entries: list[T], size: int) -> None:
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                await self._send(entries)
+            except asyncio.CancelledError:
+                self._settle(len(entries), size)
+                self._drop(len(entries), "stopped while sending")
+                raise
+            except BatchFailed as error:
+                reason = str(error)
+            except Exception as error:  # a transport error; its text may hold the sink's URL
+                reason = type(error).__name__
+            else:
+                self._settle(len(entries), size)
+                self.sent += len(entries)
+                return
+            if attempts > self._retries or self._closed:
+                break
+            await asyncio.sleep(self._retry_delay)
+        self._settle(len(entries), size)
+        self._drop(len(entries), f"{reason} (after {attempts} attempt(s))")
+
+    def _settle(self, count: int, size: int) -> None:
+        self.pending -= count
+        self.pending_bytes -= size
+
+    def _drop(self, count: int, reason: str) -> None:
+        self.dropped += count
+        if self._dropped is not None:
+            self._dropped(count)
+        self._unwarned += count
+        now = time.monotonic()
+        if now - self._warned_at >= WARN_INTERVAL:
+            logger.warning("%s: dropped %d log entries: %s", self.name, self._unwarned, reason)
+            self._warned_at, self._unwarned = now, 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def aclose(self) -> None:
+        """Send what is pending (one attempt per batch, no retries) within ``close_grace``
+        seconds; count the rest as dropped."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._batch:
+            self._seal()
+        if not self._ready and (self._task is None or self._task.done()):
+            return
+        self._kick()
+        task = self._task
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=self._close_grace)
+        if not done:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.pending:  # sealed batches the runner never reached
+            self._drop(self.pending, "not sent before the logger stopped")
+            self._ready.clear()
+            self.pending = self.pending_bytes = 0

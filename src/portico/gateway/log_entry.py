@@ -1,0 +1,236 @@
+"""The loggers' entry: APISIX's full log format, with credentials redacted.
+
+Every logger (http-logger and the other four) sends the same entry::
+
+    {"request": {"method", "uri", "url", "headers", "querystring", "size", "body"?},
+     "response": {"status", "headers", "size", "body"?},
+     "upstream", "latency", "upstream_latency", "client_ip", "start_time", "request_id",
+     "route_id", "route_name", "api_id", "api_name", "environment_id",
+     "consumer": {"username"}?, "server": {"hostname", "version"}}
+
+Latencies are milliseconds, ``start_time`` milliseconds since the epoch, sizes body bytes.
+Credentials never reach a sink: ``Authorization``, ``Cookie``, ``Set-Cookie``, API-key and
+token headers and query arguments — including the header and argument names the route's own
+authentication plugins read — are replaced by ``[REDACTED]`` (in ``uri`` and ``url`` too).
+
+Bodies are logged only when a logger asks (``include_req_body``/``include_resp_body``), at
+most :data:`MAX_LOGGED_BODY` bytes (APISIX's ``max_req_body_bytes`` default). A request body
+is read before proxying only when its declared length is within that bound — a larger or
+chunked upload keeps streaming and is not logged; a response body is copied by a body filter
+as it passes (a tee: the client's stream is untouched).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import parse_qsl, unquote_plus
+
+from portico import __version__
+from portico.gateway.context import RequestContext, ResponseHeaders
+from portico.gateway.http.errors import ClientError
+from portico.gateway.snapshot import SnapshotRoute
+
+REDACTED = "[REDACTED]"
+MAX_LOGGED_BODY = 512 * 1024
+
+# shared by every logger of a request: the body is read (or copied) once
+_REQUEST_BODY = "_log.request_body"
+_RESPONSE_BODY = "_log.response_body"
+_RESPONSE_HEADERS = "_log.response_headers"
+
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "apikey", "x-csrf-token"}
+)
+_SECRET_ARGS = frozenset({"apikey", "jwt", "key", "code", "sig", "signature", "password"})
+#: a header or argument whose name holds one of these is a credential whatever else it says
+_SECRET_PARTS = (
+    "auth",
+    "token",
+    "secret",
+    "passw",
+    "api-key",
+    "api_key",
+    "apikey",
+    "session",
+    "credential",
+    "cookie",
+)
+#: plugins that read a credential from a configurable header / query argument
+_CREDENTIAL_FIELDS = {
+    "key-auth": ("header", "query"),
+    "jwt-auth": ("header", "query"),
+    "csrf": ("name", None),
+}
+
+
+def _secret_name(name: str, exact: frozenset[str]) -> bool:
+    return name in exact or any(part in name for part in _SECRET_PARTS)
+
+
+class Redaction:
+    """What is secret on one route: the defaults plus the names its authentication plugins
+    read (key-auth's ``header``/``query``...). Built once per route (see :meth:`for_route`)."""
+
+    __slots__ = ("args", "headers", "route_id")
+
+    def __init__(self, route_id: str | None, headers: frozenset[str], args: frozenset[str]) -> None:
+        self.route_id = route_id
+        self.headers = headers
+        self.args = args
+
+    @classmethod
+    def for_route(cls, route: SnapshotRoute | None) -> Redaction:
+        """``None``: the defaults only."""
+        headers, args = set(_SECRET_HEADERS), set(_SECRET_ARGS)
+        for attachment in route.plugins if route is not None else ():
+            fields = _CREDENTIAL_FIELDS.get(attachment.name)
+            if fields is None:
+                continue
+            header, arg = (attachment.config.get(f) if f else None for f in fields)
+            if isinstance(header, str):
+                headers.add(header.lower())
+            if isinstance(arg, str):
+                args.add(arg.lower())
+        return cls(route.id if route else None, frozenset(headers), frozenset(args))
+
+    def header_map(self, items: list[tuple[str, str]]) -> dict[str, Any]:
+        """Headers as APISIX logs them: name → value, or → list of values when repeated."""
+        out: dict[str, Any] = {}
+        for name, value in items:
+            if _secret_name(name, self.headers):
+                value = REDACTED
+            known = out.get(name)
+            if known is None:
+                out[name] = value
+            elif isinstance(known, list):
+                known.append(value)
+            else:
+                out[name] = [known, value]
+        return out
+
+    def query(self, query: str) -> tuple[dict[str, Any], str]:
+        """The arguments (name → value or list) and the query string as received, secret
+        values redacted."""
+        if not query:
+            return {}, ""
+        args: dict[str, Any] = {}
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            if _secret_name(name.lower(), self.args):
+                value = REDACTED
+            known = args.get(name)
+            if known is None:
+                args[name] = value
+            elif isinstance(known, list):
+                known.append(value)
+            else:
+                args[name] = [known, value]
+        parts = query.split("&")
+        for index, part in enumerate(parts):
+            raw_name = part.partition("=")[0]
+            if _secret_name(unquote_plus(raw_name).lower(), self.args):
+                parts[index] = f"{raw_name}={REDACTED}"
+        return args, "&".join(parts)
+
+
+# ---------------------------------------------------------------------- capture (per phase)
+
+
+async def capture_request_body(ctx: RequestContext) -> None:
+    """Access phase: keep the request body for the log when it is small enough to buffer
+    (``read`` leaves it in place for the proxy)."""
+    if _REQUEST_BODY in ctx.vars:
+        return
+    request = ctx.request
+    length = request.content_length
+    if length is None or length > MAX_LOGGED_BODY:
+        ctx.vars[_REQUEST_BODY] = None
+        return
+    try:
+        ctx.vars[_REQUEST_BODY] = await request.body.read() if length else b""
+    except ClientError:  # the proxy meets the same error and answers it
+        ctx.vars[_REQUEST_BODY] = None
+
+
+def capture_response(ctx: RequestContext, headers: ResponseHeaders, body: bool) -> None:
+    """Header filter: remember the response headers (as finally sent: later filters still
+    change this object) and, if ``body``, copy the body as it passes."""
+    ctx.vars.setdefault(_RESPONSE_HEADERS, headers)
+    if body and _RESPONSE_BODY not in ctx.vars:
+        kept = ctx.vars[_RESPONSE_BODY] = bytearray()
+
+        def tee(_: RequestContext, chunk: bytes, last: bool) -> bytes:
+            room = MAX_LOGGED_BODY - len(kept)
+            if room > 0 and chunk:
+                kept.extend(chunk[:room])
+            return chunk
+
+        ctx.body_filters.append(tee)
+
+
+# ---------------------------------------------------------------------- the entry
+
+
+def _text(data: bytes | bytearray | None) -> str | None:
+    return None if data is None else bytes(data).decode("utf-8", "replace")
+
+
+def full_log(
+    ctx: RequestContext,
+    redaction: Redaction,
+    *,
+    env_id: str,
+    node_id: str,
+    now: float,
+    request_body: bool = False,
+    response_body: bool = False,
+) -> dict[str, Any]:
+    """The entry for ``ctx`` (log phase); ``now`` is the wall clock in seconds."""
+    request = ctx.request
+    route = ctx.route
+    args, query = redaction.query(request.query)
+    uri = request.path + ("?" + query if query else "")
+    host = request.header("host") or ctx.host
+    latency = ctx.latency
+    request_entry: dict[str, Any] = {
+        "method": request.method,
+        "uri": uri,
+        "url": f"{request.scheme}://{host}{uri}",
+        "headers": redaction.header_map(request.headers),
+        "querystring": args,
+        "size": ctx.request_bytes,
+    }
+    if request_body:
+        body = ctx.vars.get(_REQUEST_BODY)
+        if body is not None:
+            request_entry["body"] = _text(body)
+    headers = ctx.vars.get(_RESPONSE_HEADERS)
+    response_entry: dict[str, Any] = {
+        "status": ctx.status,
+        "headers": redaction.header_map(headers.items()) if headers is not None else {},
+        "size": ctx.response_bytes,
+    }
+    if response_body:
+        body = ctx.vars.get(_RESPONSE_BODY)
+        if body is not None:
+            response_entry["body"] = _text(body)
+    upstream = ctx.upstream_seconds
+    entry: dict[str, Any] = {
+        "request": request_entry,
+        "response": response_entry,
+        "upstream": ctx.upstream_addr,
+        "latency": round(latency * 1000, 3),
+        "upstream_latency": None if upstream is None else round(upstream * 1000, 3),
+        "client_ip": ctx.client_ip,
+        "start_time": int((now - (time.perf_counter() - ctx.started)) * 1000),
+        "request_id": ctx.request_id,
+        "route_id": route.id,
+        "route_name": route.name,
+        "api_id": route.api_id,
+        "api_name": route.api_name,
+        "environment_id": env_id,
+        "server": {"hostname": node_id, "version": __version__},
+    }
+    if ctx.consumer is not None:
+        entry["consumer"] = {"username": ctx.consumer.username}
+    return entry
