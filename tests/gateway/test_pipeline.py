@@ -4,6 +4,7 @@ loopback, a real backend. Plugin traffic behaviour is tested here, one snapshot 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import ThreadingHTTPServer
@@ -172,3 +173,32 @@ async def test_a_broken_snapshot_is_refused_whole_and_the_previous_keeps_serving
         await gw.apply(broken)
     assert gw.versions() == {"env": 1}
     assert (await client.get("/x")).status_code == 200
+
+
+async def test_consumer_scope_plugins_run_in_the_response_and_log_phases_too(
+    gateway: tuple[Gateway, httpx.AsyncClient], backend: int
+) -> None:
+    gw, client = gateway
+    document = snapshot(backend, [plugin("key-auth", 100)])
+    rewrite = {"name": "response-rewrite", "scope": "consumer", "order": 899}
+    document["consumers"] = [
+        {
+            "id": "c1",
+            "username": "alice",
+            "credentials": {"key-auth": {"key_hash": hashlib.sha256(b"alice-key").hexdigest()}},
+            "plugins": [{**rewrite, "config": {"headers": {"set": {"x-seen-by": "alice"}}}}],
+        }
+    ]
+    document["content_hash"] = content_hash(document)
+    await gw.apply(document)
+    logged: list[str] = []
+    gw.observers.append(
+        lambda _env, ctx: logged.append(ctx.consumer.username if ctx.consumer else "")
+    )
+    response = await client.get("/x", headers={"apikey": "alice-key"})
+    assert response.status_code == 200
+    assert response.headers["x-seen-by"] == "alice"
+    anonymous = await client.get("/x")
+    assert anonymous.status_code == 401
+    assert "x-seen-by" not in anonymous.headers
+    assert logged == ["alice", ""]

@@ -221,38 +221,43 @@ class Gateway:
             request_id=incoming_id if _REQUEST_ID.match(incoming_id) else os.urandom(16).hex(),
             started=time.perf_counter(),
         )
-        reply = await self._access(env, route.chain, ctx)
+        reply, chain = await self._access(env, route.chain, ctx)
         if reply is not None:
-            await self._reply(route.chain, ctx, reply, responder)
+            await self._reply(chain, ctx, reply, responder)
         else:
-            await self._proxy(route, ctx, responder)
+            await self._proxy(route, chain, ctx, responder)
         ctx.finished = time.perf_counter()
-        for _, plugin in route.chain:
+        for _, plugin in chain:
             plugin.log(ctx)
         for observe in self.observers:
             observe(env, ctx)
 
     async def _access(
         self, env: EnvironmentRuntime, chain: Chain, ctx: RequestContext
-    ) -> Reply | None:
-        """Run the access phase. Once an authentication plugin names the consumer, the
-        consumer's own plugins REPLACE same-named ones for the rest of the chain (the
-        consumer scope is the narrowest)."""
-        remaining = list(chain)
+    ) -> tuple[Reply | None, Chain]:
+        """Run the access phase; returns a plugin's reply (or None) and the chain whose
+        header, body and log phases run. Once an authentication plugin names the consumer,
+        the consumer's own plugins REPLACE same-named ones for the rest of the chain (the
+        consumer scope is the narrowest). A reply ends the access phase only: as in APISIX,
+        every plugin of the chain still sees the response and logs it (CORS headers on a 401,
+        the 401 in the metrics)."""
         consumer = ctx.consumer
-        while remaining:
-            attachment, plugin = remaining.pop(0)
+        index = 0
+        while index < len(chain):
+            attachment, plugin = chain[index]
+            index += 1
             reply = await plugin.access(ctx)
             if reply is not None:
-                return reply
+                return reply, chain
             if ctx.consumer is not consumer and ctx.consumer is not None:
                 consumer = ctx.consumer
-                own = env.consumer_chains.get(consumer.username, [])
+                own = env.consumer_chains.get(consumer.username)
                 if own:
                     names = {a.name for a, _ in own} | {attachment.name}
-                    kept = [item for item in remaining if item[0].name not in names]
-                    remaining = sorted(kept + own, key=lambda item: (item[0].order, item[0].name))
-        return None
+                    kept = [item for item in chain[index:] if item[0].name not in names]
+                    rest = sorted(kept + own, key=lambda item: (item[0].order, item[0].name))
+                    chain = chain[:index] + rest  # a new list: the route's is shared
+        return None, chain
 
     @staticmethod
     def _filter_headers(
@@ -276,7 +281,9 @@ class Gateway:
         ctx.request_bytes = request_bytes_of(ctx.request)
         ctx.response_bytes = len(body)
 
-    async def _proxy(self, route: RouteRuntime, ctx: RequestContext, responder: Responder) -> None:
+    async def _proxy(
+        self, route: RouteRuntime, chain: Chain, ctx: RequestContext, responder: Responder
+    ) -> None:
         upstream = route.upstream
         if upstream is None:
             ctx.status = 502
@@ -317,7 +324,6 @@ class Gateway:
             ]
         extra = [("x-request-id", ctx.request_id)]
         extra += [(k, v) for k, v in ctx.upstream_headers.items() if k != "host"]
-        chain = route.chain
 
         async def on_response(
             response: UpstreamResponse, headers: list[tuple[str, str]]
