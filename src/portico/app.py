@@ -17,6 +17,7 @@ from portico.core.refresh import RefreshTokenStore
 from portico.core.settings import Settings
 from portico.core.tokens import AccessTokenService
 from portico.management.routes import include_management_routes
+from portico.marketplace.app import PREFIX, create_marketplace_app
 
 MANAGEMENT_AUDIENCE = "portico-management"
 
@@ -54,6 +55,7 @@ def create_app(
     )
     install_problem_handlers(app)
     include_management_routes(app)
+    app.mount(PREFIX, create_marketplace_app(settings, database=database, clock=clock))
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

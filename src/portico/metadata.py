@@ -1,6 +1,6 @@
 """Every table of every part, registered on one ``MetaData`` for Alembic and the tests."""
 
-from portico.core import account, audit, refresh
+from portico.core import account, audit, jobs, outbox, refresh
 from portico.core.db.base import Base
 from portico.management.api import models as api_models
 from portico.management.consumer import models as consumer_models
@@ -16,6 +16,9 @@ from portico.management.role import models as role_models
 from portico.management.telemetry import models as telemetry_models
 from portico.management.upstream import models as upstream_models
 from portico.management.user import models as user_models
+from portico.marketplace.auth import models as marketplace_auth_models
+from portico.marketplace.notification import models as notification_models
+from portico.marketplace.user import models as marketplace_user_models
 
 metadata = Base.metadata
 
@@ -29,8 +32,13 @@ __all__ = [
     "environment_models",
     "group_models",
     "idp_models",
+    "jobs",
+    "marketplace_auth_models",
+    "marketplace_user_models",
     "metadata",
+    "notification_models",
     "org_models",
+    "outbox",
     "plugin_models",
     "refresh",
     "revision_models",

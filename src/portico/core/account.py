@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 
-from sqlalchemy import Boolean, Enum, String, func, select
+from sqlalchemy import Boolean, Enum, String, Text, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -45,6 +45,9 @@ class User(IdMixin, TimestampMixin, Base):
     )
     is_platform_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    #: why the account was rejected or blocked, as the administrator wrote it
+    status_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    status_changed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     @property
     def can_sign_in(self) -> bool:

@@ -71,3 +71,23 @@ def _nul_at(value: Any, loc: Loc) -> Loc | None:
             if found is not None:
                 return found
     return None
+
+
+class PlainReadSchema(BaseModel):
+    """The marketplace admin API speaks snake_case JSON (``job_id``, ``id_token``)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+
+class PlainWriteSchema(BaseModel):
+    """Strict request bodies of the marketplace admin API, snake_case."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_nul(cls, data: Any) -> Any:
+        found = find_nul(data)
+        if found is not None:
+            invalid(found, NUL_REFUSED)
+        return data

@@ -75,6 +75,10 @@ class Settings(BaseSettings):
         5.0, gt=0, le=300, description="How often gateways ship their traffic rollups."
     )
     gateway_node_id: str = Field("", description="This gateway node's id; empty: generated.")
+    marketplace_modules: list[str] | None = Field(
+        None,
+        description="Marketplace modules to install (JSON list); unset: all of them.",
+    )
     bootstrap_admin_email: str = "admin@example.com"
     bootstrap_admin_password: SecretStr | None = None
     bootstrap_org_name: str = "Default"

@@ -1,0 +1,152 @@
+"""Who is calling the marketplace admin API, and what may they do.
+
+Every endpoint declares its permission with ``Depends(require("administer users"))``. The
+dependency verifies the ID token (``Authorization: Bearer``), loads the account (it must be
+active), resolves its site roles to permissions (only those of installed modules exist) and
+refuses with a 403 naming the permission when the baseline ``access marketplace admin api``
+or the endpoint's own is missing. Token problems are 401 (missing, malformed, expired, an
+account that can no longer sign in).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core import audit
+from portico.core.account import User
+from portico.core.audit import Actor
+from portico.core.db.session import SessionDep
+from portico.core.errors import NotFound, PermissionDenied, Unauthorized
+from portico.marketplace.auth.keys import IdTokenService
+from portico.marketplace.permissions import (
+    BASELINE,
+    SiteRole,
+    effective_roles,
+    permission_union,
+)
+from portico.marketplace.user.models import SiteRoleAssignment
+
+SURFACE = "marketplace"
+
+
+@dataclass(frozen=True)
+class SiteCaller:
+    user: User
+    roles: list[SiteRole]
+    permissions: frozenset[str]
+    request_id: str | None
+    ip: str | None
+    #: how the caller authenticated: "token", or "session" (the audited session bypass)
+    via: str = field(default="token")
+
+    @property
+    def actor(self) -> Actor:
+        return Actor(id=self.user.id, email=self.user.email, request_id=self.request_id, ip=self.ip)
+
+    async def audit(
+        self,
+        session: AsyncSession,
+        operation: str,
+        *,
+        entity_type: str,
+        entity_id: uuid.UUID | str | None,
+        module: str,
+        summary: str,
+        before: Any = None,
+        after: Any = None,
+        bundle: str | None = None,
+    ) -> None:
+        """Record a change of surface B made by this caller (``operation`` e.g.
+        ``user.approve``), in the caller's transaction."""
+        await audit.record(
+            session,
+            self.actor,
+            action=operation,
+            entity_type=entity_type,
+            entity_id=entity_id,
+            before=before,
+            after=after,
+            summary=summary,
+            surface=SURFACE,
+            bundle=bundle,
+            module=module,
+        )
+
+
+def bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("malformed Authorization header; use 'Bearer <id token>'")
+    return token.strip()
+
+
+async def site_roles(session: AsyncSession, user: User) -> list[SiteRole]:
+    assigned = await session.scalars(
+        select(SiteRoleAssignment.role).where(SiteRoleAssignment.user_id == user.id)
+    )
+    return effective_roles(list(assigned), is_platform_admin=user.is_platform_admin)
+
+
+async def caller_for(
+    request: Request, session: AsyncSession, user: User, *, via: str = "token"
+) -> SiteCaller:
+    roles = await site_roles(session, user)
+    available: dict[str, Any] = request.app.state.permissions
+    return SiteCaller(
+        user=user,
+        roles=roles,
+        permissions=permission_union(roles, available),
+        request_id=getattr(request.state, "request_id", None),
+        ip=getattr(request.state, "client_ip", None),
+        via=via,
+    )
+
+
+async def authenticate(request: Request, session: SessionDep) -> SiteCaller:
+    token = bearer(request)
+    if token is None:
+        raise Unauthorized("authentication required")
+    tokens: IdTokenService = request.app.state.id_tokens
+    claims = await tokens.verify(session, token)
+    try:
+        user_id = uuid.UUID(str(claims["sub"]))
+    except ValueError:
+        raise Unauthorized("invalid token") from None
+    user = await session.get(User, user_id)
+    if user is None or not user.can_sign_in:
+        raise Unauthorized("invalid token")
+    return await caller_for(request, session, user)
+
+
+SiteCallerDep = Annotated[SiteCaller, Depends(authenticate)]
+
+
+def require(permission: str | None = None) -> Callable[..., Coroutine[Any, Any, SiteCaller]]:
+    """The baseline permission, plus ``permission`` when given."""
+
+    async def dependency(caller: SiteCallerDep) -> SiteCaller:
+        for needed in (BASELINE, permission):
+            if needed is not None and needed not in caller.permissions:
+                raise PermissionDenied(needed)
+        return caller
+
+    dependency.__name__ = f"require_{(permission or 'baseline').replace(' ', '_')}"
+    return dependency
+
+
+def parse_uuid(raw: str, not_found: type[NotFound]) -> uuid.UUID:
+    """A path id: anything that is not a UUID names nothing (404, never a 500)."""
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise not_found() from None

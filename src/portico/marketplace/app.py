@@ -1,0 +1,70 @@
+"""The marketplace admin API: a FastAPI application mounted at ``/api/admin/v1`` in the
+control-plane process, sharing its store, clock, middleware and problem handlers.
+
+Only installed modules are routed and described (``modules.py``). ``GET /openapi.json`` is
+the OpenAPI 3.1 document of the live routes, unwrapped, behind the baseline permission.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI
+from fastapi.responses import JSONResponse
+
+from portico import __version__
+from portico.core.clock import Clock
+from portico.core.db.engine import Database
+from portico.core.problems import install_problem_handlers
+from portico.core.refresh import RefreshTokenStore
+from portico.core.settings import Settings
+from portico.gateway.sealing import secret_box
+from portico.marketplace.access import SiteCaller, require
+from portico.marketplace.auth.keys import AUDIENCE, IdTokenService
+from portico.marketplace.modules import installed, permissions_of
+
+PREFIX = "/api/admin/v1"
+
+
+def create_marketplace_app(settings: Settings, *, database: Database, clock: Clock) -> FastAPI:
+    modules = installed(settings.marketplace_modules)
+    app = FastAPI(
+        title="Portico marketplace admin API",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,  # served below, behind authentication
+    )
+    app.state.settings = settings
+    app.state.database = database
+    app.state.clock = clock
+    app.state.modules = modules
+    app.state.permissions = permissions_of(modules)
+    issuer = (settings.public_url or f"http://{settings.listen}").rstrip("/") + PREFIX
+    app.state.id_tokens = IdTokenService(
+        secret_box(tuple(settings.signing_keys())),
+        clock,
+        issuer=issuer,
+        ttl_seconds=settings.access_token_ttl_seconds,
+    )
+    app.state.refresh_tokens = RefreshTokenStore(
+        clock, ttl_seconds=settings.refresh_token_ttl_seconds, audience=AUDIENCE
+    )
+    install_problem_handlers(app)
+    for module in modules:
+        for router in module.load_routers():
+            app.include_router(router)
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi_document(
+        _caller: Annotated[SiteCaller, Depends(require())],
+    ) -> JSONResponse:
+        return JSONResponse(_document(app))
+
+    return app
+
+
+def _document(app: FastAPI) -> dict[str, Any]:
+    document = app.openapi()
+    document["servers"] = [{"url": PREFIX}]
+    return document

@@ -1,0 +1,139 @@
+"""The marketplace's modules: each declares its permissions and its routers.
+
+``PORTICO_MARKETPLACE_MODULES`` (a JSON list of names) installs a subset; unset, all are
+installed. A module that is not installed has no routes, no description in
+``/openapi.json`` and no permissions. ``admin_api`` (authentication, the API description,
+the baseline permission) is always installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from fastapi import APIRouter
+
+from portico.marketplace.permissions import BASELINE, Permission
+
+CORE = "admin_api"
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    label: str
+    permissions: tuple[Permission, ...]
+    #: "package.module:attribute" of each APIRouter, imported only when installed
+    routers: tuple[str, ...]
+
+    def load_routers(self) -> list[APIRouter]:
+        out = []
+        for path in self.routers:
+            module_name, _, attribute = path.partition(":")
+            router = getattr(importlib.import_module(module_name), attribute)
+            assert isinstance(router, APIRouter)
+            out.append(router)
+        return out
+
+
+def _p(key: str, title: str, description: str, module: str, restrict: bool = False) -> Permission:
+    return Permission(key, title, description, module, restrict)
+
+
+MODULES: tuple[Module, ...] = (
+    Module(
+        CORE,
+        "Admin API",
+        (
+            _p(BASELINE, "Access the marketplace admin API", "Call any admin API endpoint.", CORE),
+            _p(
+                "administer marketplace admin api",
+                "Administer the marketplace admin API",
+                "Configure the admin API and sever accounts' identity-provider links.",
+                CORE,
+                restrict=True,
+            ),
+        ),
+        ("portico.marketplace.auth.endpoints:router",),
+    ),
+    Module(
+        "user",
+        "Users and site roles",
+        (
+            _p(
+                "administer users",
+                "Administer users",
+                "Approve, block and review accounts.",
+                "user",
+                restrict=True,
+            ),
+            _p(
+                "administer permissions",
+                "Administer permissions",
+                "Read site roles and what they grant.",
+                "user",
+                restrict=True,
+            ),
+        ),
+        ("portico.marketplace.role.endpoints:router", "portico.marketplace.user.endpoints:router"),
+    ),
+    Module(
+        "audit",
+        "Audit log",
+        (
+            _p(
+                "view marketplace audit log",
+                "View the marketplace audit log",
+                "Read, export and summarise audit events.",
+                "audit",
+            ),
+        ),
+        ("portico.marketplace.event.endpoints:router",),
+    ),
+    Module(
+        "notification",
+        "Notifications",
+        (
+            _p(
+                "administer marketplace notifications",
+                "Administer marketplace notifications",
+                "Read site-wide notifications.",
+                "notification",
+            ),
+        ),
+        ("portico.marketplace.notification.endpoints:router",),
+    ),
+    Module(
+        "gateway_sync",
+        "Gateway sync",
+        (
+            _p(
+                "administer gateway sync",
+                "Administer gateway sync",
+                "Manage gateway connections, imports and their jobs.",
+                "gateway_sync",
+                restrict=True,
+            ),
+        ),
+        ("portico.marketplace.job.endpoints:router",),
+    ),
+)
+MODULE_NAMES = frozenset(m.name for m in MODULES)
+
+
+def installed(names: Sequence[str] | None) -> list[Module]:
+    """The modules to run: all when ``names`` is None, else the named ones plus the core."""
+    if names is None:
+        return list(MODULES)
+    unknown = set(names) - MODULE_NAMES
+    if unknown:
+        raise ValueError(
+            f"unknown marketplace modules {sorted(unknown)}; known: {sorted(MODULE_NAMES)}"
+        )
+    wanted = {CORE, *names}
+    return [m for m in MODULES if m.name in wanted]
+
+
+def permissions_of(modules: Iterable[Module]) -> dict[str, Permission]:
+    return {p.key: p for m in modules for p in m.permissions}
