@@ -111,6 +111,8 @@ class SmoothWeightedRoundRobin:
         self._current = dict.fromkeys(nodes, 0)
 
     def pick(self, pool: Sequence[Node], ctx: PickContext) -> Node:
+        if len(pool) == 1:
+            return pool[0]
         current = self._current
         total = 0
         best = pool[0]

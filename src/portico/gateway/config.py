@@ -13,6 +13,7 @@ from typing import Any
 from portico.gateway.balancer import Balancer
 from portico.gateway.context import PluginRuntime
 from portico.gateway.health import HealthChecker
+from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
 from portico.gateway.router import Router
 from portico.gateway.services import ConsumerIndex, RuntimeServices
@@ -37,10 +38,47 @@ class UpstreamRuntime:
     upstream: SnapshotUpstream
     balancer: Balancer
     health: HealthChecker
+    # What the proxy needs per request, read from the specification once per snapshot
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    tls: bool = False
+    hashed: bool = False  # chash: the balancer reads headers, arguments and variables
+    retries: int = 0
+    host_mode: str = "pass"  # passHost: pass | rewrite | node
+    fixed_host: str | None = None  # the Host header for rewrite and node
 
     @property
     def specification(self) -> Mapping[str, Any]:
         return self.upstream.specification
+
+    @classmethod
+    def build(
+        cls, upstream: SnapshotUpstream, balancer: Balancer, health: HealthChecker
+    ) -> UpstreamRuntime:
+        spec = upstream.specification
+        timeout = spec.get("timeout") or {}
+        nodes = spec.get("nodes") or []
+        retries = spec.get("retries")
+        mode = str(spec.get("passHost", "pass"))
+        fixed: str | None = None
+        if mode == "rewrite" and spec.get("upstreamHost"):
+            fixed = str(spec["upstreamHost"])
+        elif mode == "node" and isinstance(nodes, list) and nodes and isinstance(nodes[0], dict):
+            fixed = f"{nodes[0]['host']}:{nodes[0]['port']}"
+        return cls(
+            upstream,
+            balancer,
+            health,
+            timeouts=Timeouts(
+                connect=float(timeout.get("connect", 60)),
+                send=float(timeout.get("send", 60)),
+                read=float(timeout.get("read", 60)),
+            ),
+            tls=spec.get("scheme") == "https",
+            hashed=spec.get("type") == "chash",
+            retries=max(0, len(nodes) - 1) if retries is None else int(retries),
+            host_mode=mode,
+            fixed_host=fixed,
+        )
 
 
 @dataclass
@@ -133,7 +171,7 @@ def build_environment(
             if new:
                 fresh.append(checker)
             balancer = Balancer.build(upstream.specification, checker)
-            upstreams[upstream_id] = UpstreamRuntime(upstream, balancer, checker)
+            upstreams[upstream_id] = UpstreamRuntime.build(upstream, balancer, checker)
         routes: dict[str, RouteRuntime] = {}
         for route in snapshot.routes:
             chain, unsupported = build_chain(route.plugins, shared)

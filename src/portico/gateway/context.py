@@ -64,6 +64,13 @@ class ResponseHeaders:
     def __init__(self, items: list[tuple[str, str]] | None = None) -> None:
         self._items = [(k.lower(), v) for k, v in items] if items else []
 
+    @classmethod
+    def lowered(cls, items: list[tuple[str, str]]) -> ResponseHeaders:
+        """Headers whose names are lower-case already (the HTTP engine's): not copied again."""
+        headers = cls.__new__(cls)
+        headers._items = items
+        return headers
+
     def get(self, name: str, default: str | None = None) -> str | None:
         name = name.lower()
         for key, value in self._items:

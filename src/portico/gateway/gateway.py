@@ -26,13 +26,14 @@ from portico.gateway.config import (
     HealthRegistry,
     RouteRuntime,
     SnapshotRefused,
+    UpstreamRuntime,
     build_environment,
 )
 from portico.gateway.context import Reply, RequestContext, ResponseHeaders
 from portico.gateway.counters import LocalCounters
 from portico.gateway.http.proxy import BodyTransform, Target, forward
 from portico.gateway.http.server import Request, Responder
-from portico.gateway.http.upstream import Timeouts, UpstreamPool, UpstreamResponse
+from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
 from portico.gateway.metrics import GatewayMetrics
 from portico.gateway.options import GatewayOptions
 from portico.gateway.paths import PathRejected, normalize_path
@@ -76,6 +77,10 @@ class HostTable:
             if host.endswith(suffix) and len(host) > len(suffix):
                 return env_id
         return None
+
+
+#: round robin, least connections and EWMA read nothing of the request
+_NO_PICK_CONTEXT = PickContext(client_ip="", headers={}, args={}, consumer=None, vars={})
 
 
 def request_bytes_of(request: Request) -> int:
@@ -289,35 +294,29 @@ class Gateway:
             ctx.status = 502
             await responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
             return
-        spec = upstream.specification
         request = ctx.request
-        hashed = spec.get("type") == "chash"  # only a hash key reads headers and arguments
-        pick = PickContext(
-            client_ip=ctx.client_ip,
-            headers=dict(request.headers) if hashed else {},
-            args={k: v[0] for k, v in parse_qs(request.query).items()} if hashed else {},
-            consumer=ctx.consumer.username if ctx.consumer else None,
-            vars={"uri": ctx.path, "host": ctx.host, "remote_addr": ctx.client_ip},
-        )
+        if upstream.hashed:  # only a hash key reads headers, arguments and variables
+            pick = PickContext(
+                client_ip=ctx.client_ip,
+                headers=dict(request.headers),
+                args={k: v[0] for k, v in parse_qs(request.query).items()},
+                consumer=ctx.consumer.username if ctx.consumer else None,
+                vars={"uri": ctx.path, "host": ctx.host, "remote_addr": ctx.client_ip},
+            )
+        else:
+            pick = _NO_PICK_CONTEXT
         tried: list[Node] = []
+        balancer = upstream.balancer
+        tls = upstream.tls
 
         def next_target() -> Target | None:
-            node = upstream.balancer.pick(pick, exclude=tried)
+            node = balancer.pick(pick, exclude=tried)
             if node is None:
                 return None
             tried.append(node)
-            upstream.balancer.started(node)
-            return Target(node.host, node.port, tls=spec.get("scheme") == "https")
+            balancer.started(node)
+            return Target(node.host, node.port, tls=tls)
 
-        timeout = spec.get("timeout") or {}
-        timeouts = Timeouts(
-            connect=float(timeout.get("connect", 60)),
-            send=float(timeout.get("send", 60)),
-            read=float(timeout.get("read", 60)),
-        )
-        nodes = spec.get("nodes") or []
-        retries = spec.get("retries")
-        retries = max(0, len(nodes) - 1) if retries is None else int(retries)
         if ctx.remove_upstream_headers:
             request.headers = [
                 (k, v) for k, v in request.headers if k not in ctx.remove_upstream_headers
@@ -329,7 +328,9 @@ class Gateway:
             response: UpstreamResponse, headers: list[tuple[str, str]]
         ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
             ctx.status = response.status
-            out = self._filter_headers(chain, ctx, response.status, ResponseHeaders(headers))
+            out = self._filter_headers(
+                chain, ctx, response.status, ResponseHeaders.lowered(headers)
+            )
             # a header filter may change the status the client gets (response-rewrite); the
             # proxy sends response.status, and judges the node by the status it answered
             response.status = ctx.status
@@ -342,10 +343,10 @@ class Gateway:
             pool=self.pool,
             targets=next_target,
             path=ctx.upstream_path or ctx.path,
-            host_header=self._upstream_host(ctx, spec),
+            host_header=self._upstream_host(ctx, upstream),
             extra_headers=extra,
-            timeouts=timeouts,
-            retries=retries,
+            timeouts=upstream.timeouts,
+            retries=upstream.retries,
             on_response=on_response,
         )
         ctx.status = responder.status or result.status  # what the client got (0: nothing sent)
@@ -373,17 +374,11 @@ class Gateway:
                 )
 
     @staticmethod
-    def _upstream_host(ctx: RequestContext, spec: Mapping[str, Any]) -> str:
+    def _upstream_host(ctx: RequestContext, upstream: UpstreamRuntime) -> str:
         if "host" in ctx.upstream_headers:
             return ctx.upstream_headers["host"]
-        mode = spec.get("passHost", "pass")
-        if mode == "rewrite" and spec.get("upstreamHost"):
-            return str(spec["upstreamHost"])
-        if mode == "node":
-            nodes = spec.get("nodes") or []
-            first = nodes[0] if isinstance(nodes, list) and nodes else None
-            if isinstance(first, dict):
-                return f"{first['host']}:{first['port']}"
+        if upstream.fixed_host is not None:
+            return upstream.fixed_host
         return ctx.request.header("host") or ctx.host
 
 

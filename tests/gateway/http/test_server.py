@@ -425,3 +425,30 @@ async def test_shutdown_finishes_requests_in_flight(http_server: ServerFactory) 
     else:
         writer.close()
         raise AssertionError("still listening")
+
+
+async def test_a_header_with_a_line_break_never_splits_the_response(
+    http_server: ServerFactory,
+) -> None:
+    """A handler (a plugin's header) writing CR or LF into a header gets a 500, never a
+    second, attacker-shaped header or response on the wire."""
+    cases = [
+        ("x-a", "one\r\nset-cookie: stolen=1"),
+        ("x-b", "bare\nlf"),
+        ("x-c", "bare\rcr"),
+        ("x-d\r\nx-e", "in the name"),
+    ]
+    for name, value in cases:
+        header = (name, value)
+
+        async def handler(
+            request: Request, responder: Responder, header: tuple[str, str] = header
+        ) -> None:
+            await responder.send(200, [("content-type", "text/plain"), header], b"x")
+
+        port = await http_server(handler)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            response = await client.get("/")
+        assert response.status_code == 500, (name, value)
+        assert "stolen" not in str(response.headers)
+        assert "x-e" not in response.headers

@@ -116,9 +116,16 @@ def _connection_tokens(headers: list[tuple[str, str]]) -> set[str] | None:
 
 
 def _replace(headers: list[tuple[str, str]], extra: list[tuple[str, str]]) -> None:
-    names = {name.lower() for name, _ in extra}
+    if len(extra) == 1:  # the usual case: X-Request-Id alone
+        name, value = extra[0]
+        name = name.lower()
+        headers[:] = [h for h in headers if h[0] != name]
+        headers.append((name, value))
+        return
+    lowered = [(name.lower(), value) for name, value in extra]
+    names = {name for name, _ in lowered}
     headers[:] = [h for h in headers if h[0] not in names]
-    headers += ((name.lower(), value) for name, value in extra)
+    headers += lowered
 
 
 def request_headers(
@@ -185,7 +192,7 @@ async def forward(
     retries: int,
     on_response: OnResponse | None = None,
 ) -> ProxyResult:
-    loop = asyncio.get_running_loop()
+    loop = responder.loop
     started = loop.time()
     query = request.query
     target = path if not query else f"{path}{'&' if '?' in path else '?'}{query}"
@@ -199,7 +206,7 @@ async def forward(
         if body is None:
             body = request.body
     tried: list[str] = []
-    task = asyncio.current_task()
+    task = asyncio.current_task(loop)
     assert task is not None
     response: UpstreamResponse | None = None
     status = 0
@@ -283,7 +290,7 @@ async def _relay(
     started: float,
     request: Request,
 ) -> ProxyResult:
-    loop = asyncio.get_running_loop()
+    loop = responder.loop
     error: str | None = None
     kind: str | None = None
     status = response.status

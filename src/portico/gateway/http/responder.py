@@ -22,6 +22,13 @@ _FRESH, _STARTED, _DONE = 0, 1, 2
 _STATUS_LINES: dict[int, str] = {}
 
 
+def _refuse_line_breaks(headers: list[tuple[str, str]]) -> None:
+    for name, value in headers:
+        if "\n" in value or "\r" in value or "\n" in name or "\r" in name:
+            raise ValueError(f"line break in response header {name!r}")
+    raise ValueError("line break in a response header")
+
+
 def _status_line(status: int) -> str:
     line = _STATUS_LINES.get(status)
     if line is None:
@@ -188,6 +195,12 @@ class Responder:
         self._head = None
         return proto.detach()
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The connection's loop (``asyncio.get_running_loop()`` costs a getpid() system call
+        on Python 3.11; the hot path asks the connection instead)."""
+        return self._proto.loop
+
     def on_disconnect(self, callback: Callable[[], object] | None) -> None:
         """Call ``callback`` (once) if the client goes away while it is set."""
         self._on_disconnect = callback
@@ -212,8 +225,6 @@ class Responder:
         declared: int | None = None
         own_connection = False
         for name, value in headers:
-            if "\n" in value or "\r" in value or "\n" in name or "\r" in name:
-                raise ValueError(f"line break in response header {name!r}")
             size = len(name)
             if size == 14 and name.lower() == "content-length":
                 if length is not None:
@@ -228,6 +239,7 @@ class Responder:
                 if "close" in value.lower():
                     keep_alive = False
             parts += (name, ": ", value, "\r\n")
+        after_headers = len(parts)
         if status < 200 or status == 204 or status == 304:
             self._mode = _NONE
         elif length is not None:
@@ -250,7 +262,15 @@ class Responder:
             elif self.http10:
                 parts.append("connection: keep-alive\r\n")
         parts.append("\r\n")
-        head = "".join(parts).encode("latin-1")
+        text = "".join(parts)
+        # Every line written above ends in its one CRLF: the status line, four parts per
+        # header, one part per line added after them. Any other CR or LF came from a header
+        # name or value and would split the response (two C-level counts, instead of four
+        # scans per header: this runs for every response).
+        lines = 1 + (after_headers - 1) // 4 + (len(parts) - after_headers)
+        if text.count("\r") != lines or text.count("\n") != lines:
+            _refuse_line_breaks(headers)
+        head = text.encode("latin-1")
         self.keep_alive = keep_alive
         self.status = status
         self._state = _STARTED
