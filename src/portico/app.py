@@ -18,6 +18,8 @@ from portico.core.settings import Settings
 from portico.core.tokens import AccessTokenService
 from portico.management.routes import include_management_routes
 from portico.marketplace.app import PREFIX, create_marketplace_app
+from portico.portal.jwks import router as portal_jwks_router
+from portico.portal.registration.endpoints import router as registration_router
 
 MANAGEMENT_AUDIENCE = "portico-management"
 
@@ -55,6 +57,8 @@ def create_app(
     )
     install_problem_handlers(app)
     include_management_routes(app)
+    app.include_router(portal_jwks_router, prefix="/api/portal/v1")
+    app.include_router(registration_router, prefix="/api/portal/v1")
     app.mount(PREFIX, create_marketplace_app(settings, database=database, clock=clock))
 
     @app.get("/healthz", include_in_schema=False)

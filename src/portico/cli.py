@@ -125,6 +125,54 @@ def set_password(
     console.print(f"password of {email} changed; its refresh tokens are revoked")
 
 
+admin_api_app = typer.Typer(no_args_is_help=True, help="Marketplace admin API")
+app.add_typer(admin_api_app, name="admin-api")
+
+
+@admin_api_app.command("set-web-api-key")
+def set_web_api_key(
+    from_stdin: bool = typer.Option(
+        False, "--from-stdin", help="Read the key from the first line of standard input."
+    ),
+) -> None:
+    """Set the identity provider's web API key, enabling the admin API's token issuance.
+
+    The key is read from a hidden prompt (or stdin), never from the command line, so that it
+    stays out of shell history and process lists; it is stored encrypted.
+    """
+    import sys
+
+    from portico.core.audit import Actor
+    from portico.core.clock import Clock
+    from portico.gateway.sealing import secret_box
+    from portico.marketplace.auth import service as auth_service
+
+    value = sys.stdin.readline() if from_stdin else typer.prompt("Web API key", hide_input=True)
+    try:
+        auth_service.check_web_api_key(value)
+    except ValueError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    settings = _settings()
+
+    async def run() -> None:
+        database = Database(settings.resolved_database_url)
+        try:
+            async with database.session() as session, session.begin():
+                await auth_service.set_web_api_key(
+                    session=session,
+                    box=secret_box(tuple(settings.signing_keys())),
+                    value=value,
+                    actor=Actor.system("cli"),
+                    clock=Clock(),
+                )
+        finally:
+            await database.dispose()
+
+    asyncio.run(run())
+    console.print("web API key stored (encrypted); the admin API now issues tokens")
+
+
 @app.command("serve")
 def serve(
     migrate: bool = typer.Option(True, help="Apply migrations before starting."),

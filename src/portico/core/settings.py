@@ -83,7 +83,28 @@ class Settings(BaseSettings):
     bootstrap_admin_password: SecretStr | None = None
     bootstrap_org_name: str = "Default"
     redis_url: str = ""
-    smtp_url: str = ""
+    smtp_url: str = Field(
+        "",
+        description="Outgoing mail: smtp://user:pass@host:port (?starttls=1 to require "
+        "STARTTLS), or smtps:// for implicit TLS; empty: emails are logged, not sent.",
+    )
+    mail_from: str = Field("portico@localhost", description="The From address of emails.")
+    run_workers: bool = Field(
+        True, description="Run the mailer and the jobs worker in `portico serve`."
+    )
+    worker_poll_seconds: float = Field(
+        2.0, gt=0, le=60, description="How often the workers look for due emails and jobs."
+    )
+    idp_web_api_key: SecretStr | None = Field(
+        None,
+        description="The identity provider's web API key; until it is set here or with "
+        "`portico admin-api set-web-api-key`, the admin API issues no tokens (503).",
+    )
+    admin_api_session_bypass_users: list[str] = Field(
+        default_factory=list,
+        description="Emails (JSON list) that may call the admin API with their portal "
+        "session cookie instead of a token, each use audited; empty (the default): off.",
+    )
 
     @field_validator("data_dir")
     @classmethod

@@ -1,0 +1,63 @@
+"""HTTP shapes of the marketplace's view of accounts (snake_case)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+from portico.core.account import AccountStatus
+from portico.core.schema import PlainReadSchema, PlainWriteSchema
+from portico.marketplace.role.schemas import RoleRef
+
+REASON_MAX_LENGTH = 1000
+
+
+def _not_blank(value: str) -> str:
+    stripped = value.strip()
+    if not stripped:
+        raise ValueError("must not be blank")
+    return stripped
+
+
+def _blank_is_none(value: str | None) -> str | None:
+    """An optional reason left empty in a form is no reason, not an error."""
+    return (value.strip() or None) if value is not None else None
+
+
+class UserRead(PlainReadSchema):
+    id: uuid.UUID
+    email: str
+    display_name: str
+    status: AccountStatus
+    status_reason: str | None = Field(
+        description="Why the account was rejected or blocked, as the administrator wrote it."
+    )
+    roles: list[RoleRef] = Field(
+        description="Effective site roles in weight order: 'authenticated' always, "
+        "'administrator' for the bootstrap administrator, then the assigned ones."
+    )
+    created_at: datetime
+    last_login_at: datetime | None
+    status_changed_at: datetime | None
+
+
+class UserReject(PlainWriteSchema):
+    reason: Annotated[str, Field(max_length=REASON_MAX_LENGTH), AfterValidator(_not_blank)] = Field(
+        description="Required; stored on the account as status_reason."
+    )
+
+
+class UserBlock(PlainWriteSchema):
+    reason: Annotated[
+        str | None, Field(max_length=REASON_MAX_LENGTH), AfterValidator(_blank_is_none)
+    ] = Field(None, description="Optional; stored on the account as status_reason.")
+
+
+class UserRoles(PlainReadSchema):
+    roles: list[RoleRef] = Field(description="Effective site roles in weight order.")
+    permissions: list[str] = Field(
+        description="Union of the installed permissions the roles grant, in catalogue order."
+    )

@@ -1,0 +1,1 @@
+"""The developer portal's public API under ``/api/portal/v1`` (grows with the portal)."""

@@ -1,0 +1,32 @@
+"""``POST /api/portal/v1/registrations``: public, unauthenticated self-registration."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from portico.core.audit import Actor
+from portico.core.db.session import SessionDep
+from portico.core.envelope import Envelope
+from portico.portal.registration import service as registration_service
+from portico.portal.registration.schemas import RegistrationAccepted, RegistrationCreate
+
+router = APIRouter(tags=["registration"])
+
+
+@router.post("/registrations", status_code=202, response_model=Envelope[RegistrationAccepted])
+async def create_registration(
+    body: RegistrationCreate, request: Request, session: SessionDep
+) -> Envelope[RegistrationAccepted]:
+    """Register for a portal account. 202 whether or not the address already had one; a new
+    account is pending until an administrator approves it, which emails the applicant."""
+    actor = Actor(
+        id=None,
+        email=None,
+        kind="anonymous",
+        request_id=getattr(request.state, "request_id", None),
+        ip=getattr(request.state, "client_ip", None),
+    )
+    await registration_service.register(
+        session=session, data=body, clock=request.app.state.clock, actor=actor
+    )
+    return Envelope(data=RegistrationAccepted(status="pending"))

@@ -1,0 +1,203 @@
+"""Reading accounts: ``/users`` (paging, sorting, filters), ``/users/pending``,
+``/users/{user}`` and ``/users/{user}/roles``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import httpx
+
+from portico.core.account import AccountStatus
+from tests.marketplace.conftest import SiteAccount, SiteFactory, url
+from tests.marketplace.users.conftest import Patch
+
+USER_FIELDS = {
+    "id",
+    "email",
+    "display_name",
+    "status",
+    "status_reason",
+    "roles",
+    "created_at",
+    "last_login_at",
+    "status_changed_at",
+}
+
+
+def emails(response: httpx.Response) -> list[str]:
+    assert response.status_code == 200, response.text
+    return [u["email"] for u in response.json()["data"]]
+
+
+async def test_list_sort_page_and_filter(
+    client: httpx.AsyncClient, site: SiteFactory, site_admin: SiteAccount, patch_user: Patch
+) -> None:
+    bob = await site.account("marketplace_admin", email="bob@example.com")
+    await site.account(email="carol@example.com", status=AccountStatus.PENDING)
+    await site.account(email="dave_100%@example.org", status=AccountStatus.BLOCKED)
+    await patch_user(bob.id, last_login_at=datetime(2030, 1, 2, tzinfo=UTC))
+    await patch_user(site_admin.id, last_login_at=datetime(2030, 1, 1, tzinfo=UTC))
+    h = site_admin.headers
+
+    async def query(suffix: str) -> list[str]:
+        return emails(await client.get(url("/users" + suffix), headers=h))
+
+    listed = await client.get(url("/users"), headers=h)
+    everyone = ["bob@example.com", "carol@example.com", "dave_100%@example.org"]
+    assert emails(listed) == [*everyone, "root@portal.example.com"]
+    body = listed.json()
+    assert body["meta"] == {"count": 4, "page": 1, "limit": 50, "pages": 1}
+    assert body["links"]["prev"] is None and body["links"]["next"] is None
+    bob_read = body["data"][0]
+    assert set(bob_read) == USER_FIELDS
+    assert bob_read["roles"] == [
+        {"id": "authenticated", "label": "Authenticated user"},
+        {"id": "marketplace_admin", "label": "Marketplace administrator"},
+    ]
+    assert bob_read["last_login_at"].startswith("2030-01-02T00:00:00")
+
+    assert await query("?sort=-email&limit=2&page=2") == ["carol@example.com", "bob@example.com"]
+    paged = await client.get(url("/users?sort=-email&limit=2&page=2"), headers=h)
+    assert paged.json()["meta"] == {"count": 4, "page": 2, "limit": 2, "pages": 2}
+    assert paged.json()["links"]["prev"] == "/api/admin/v1/users?sort=-email&limit=2&page=1"
+    assert paged.json()["links"]["next"] is None
+    assert await query("?page=3&limit=2") == []
+    # never signed in counts as the earliest sign-in, on both stores
+    assert await query("?sort=-last_login_at,email") == [
+        "bob@example.com",
+        "root@portal.example.com",
+        "carol@example.com",
+        "dave_100%@example.org",
+    ]
+    assert (await query("?sort=last_login_at,email"))[-2:] == [
+        "root@portal.example.com",
+        "bob@example.com",
+    ]
+    assert await query("?sort=status,email") == [
+        "bob@example.com",
+        "root@portal.example.com",
+        "dave_100%@example.org",
+        "carol@example.com",
+    ]
+    assert (await query("?sort=-created_at"))[0] == "dave_100%@example.org"
+
+    assert await query("?filter[status]=pending") == ["carol@example.com"]
+    assert await query("?filter[status]=rejected") == []
+    # email: a case-insensitive substring; % and _ match only themselves
+    assert await query("?filter[email]=EXAMPLE.COM") == [
+        "bob@example.com",
+        "carol@example.com",
+        "root@portal.example.com",
+    ]
+    assert await query("?filter[email]=_100%25") == ["dave_100%@example.org"]
+    assert await query("?filter[email]=b%25") == []
+    assert await query("?filter[email]=o_") == []
+    assert await query("?filter[role]=marketplace_admin") == ["bob@example.com"]
+    assert await query("?filter[role]=administrator") == ["root@portal.example.com"]
+    assert len(await query("?filter[role]=authenticated")) == 4
+    assert await query("?filter[role]=anonymous") == []
+    assert await query("?filter[role]=marketplace_admin&filter[status]=blocked") == []
+
+
+async def test_bad_list_queries_are_400_naming_the_parameter(
+    client: httpx.AsyncClient, site_admin: SiteAccount
+) -> None:
+    for path in ("/users", "/users/pending"):
+        for query, parameter in (
+            ("?filter[colour]=red", "filter[colour]"),
+            ("?filter[role]=overlord", "filter[role]"),
+            ("?filter[email]=%20", "filter[email]"),
+            ("?sort=name", "sort"),
+            ("?sort=-", "sort"),
+            ("?page=0", "page"),
+            ("?page=x", "page"),
+            ("?limit=501", "limit"),
+            ("?limit=0", "limit"),
+            ("?size=10", "size"),
+            ("?page=1&page=2", "page"),
+        ):
+            response = await client.get(url(path + query), headers=site_admin.headers)
+            assert response.status_code == 400, path + query
+            assert response.headers["content-type"] == "application/problem+json"
+            assert response.json()["errors"][0]["parameter"] == parameter, path + query
+    bad_status = await client.get(url("/users?filter[status]=gone"), headers=site_admin.headers)
+    assert bad_status.status_code == 400
+    assert bad_status.json()["errors"] == [
+        {
+            "parameter": "filter[status]",
+            "detail": "filter[status]: must be one of invited, pending, active, blocked, rejected",
+        }
+    ]
+    # the pending list is pending by definition
+    fixed = await client.get(
+        url("/users/pending?filter[status]=active"), headers=site_admin.headers
+    )
+    assert fixed.status_code == 400
+    assert fixed.json()["errors"][0]["parameter"] == "filter[status]"
+
+
+async def test_pending_oldest_first(
+    client: httpx.AsyncClient, site: SiteFactory, site_admin: SiteAccount, patch_user: Patch
+) -> None:
+    newer = await site.account(email="newer@example.com", status=AccountStatus.PENDING)
+    older = await site.account(email="older@example.com", status=AccountStatus.PENDING)
+    await site.account(email="active@example.com")
+    await patch_user(older.id, created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    await patch_user(newer.id, created_at=datetime(2021, 1, 1, tzinfo=UTC))
+    h = site_admin.headers
+    listed = await client.get(url("/users/pending"), headers=h)
+    assert emails(listed) == ["older@example.com", "newer@example.com"]
+    assert listed.json()["meta"]["count"] == 2
+    assert emails(await client.get(url("/users/pending?sort=-created_at"), headers=h)) == [
+        "newer@example.com",
+        "older@example.com",
+    ]
+    assert emails(await client.get(url("/users/pending?filter[email]=NEW"), headers=h)) == [
+        "newer@example.com"
+    ]
+
+
+async def test_one_account(
+    client: httpx.AsyncClient, site: SiteFactory, site_admin: SiteAccount
+) -> None:
+    carol = await site.account("api_manager", email="carol@example.com")
+    response = await client.get(url(f"/users/{carol.id}"), headers=site_admin.headers)
+    assert response.status_code == 200, response.text
+    data = response.json()["data"]
+    assert set(data) == USER_FIELDS
+    assert data["id"] == str(carol.id)
+    assert data["email"] == "carol@example.com" and data["display_name"] == "carol"
+    assert data["status"] == "active" and data["status_reason"] is None
+    assert [r["id"] for r in data["roles"]] == ["authenticated", "api_manager"]
+    listed = await client.get(url("/users?filter[email]=carol"), headers=site_admin.headers)
+    assert listed.json()["data"] == [data]
+
+
+async def test_roles_and_effective_permissions(
+    client: httpx.AsyncClient, site: SiteFactory, site_admin: SiteAccount
+) -> None:
+    both = await site.account("marketplace_admin", "content_editor")
+    response = await client.get(url(f"/users/{both.id}/roles"), headers=site_admin.headers)
+    assert response.status_code == 200, response.text
+    data = response.json()["data"]
+    assert data["roles"] == [
+        {"id": "authenticated", "label": "Authenticated user"},
+        {"id": "content_editor", "label": "Content editor"},
+        {"id": "marketplace_admin", "label": "Marketplace administrator"},
+    ]
+    role = await client.get(url("/roles/marketplace_admin"), headers=site_admin.headers)
+    # content_editor adds nothing installed: the union is marketplace_admin's grants
+    assert data["permissions"] == [p["key"] for p in role.json()["data"]["permissions"]]
+
+    root = await client.get(url(f"/users/{site_admin.id}/roles"), headers=site_admin.headers)
+    catalogue = await client.get(url("/permissions"), headers=site_admin.headers)
+    every = [p["key"] for g in catalogue.json()["data"] for p in g["permissions"]]
+    assert [r["id"] for r in root.json()["data"]["roles"]] == ["authenticated", "administrator"]
+    assert root.json()["data"]["permissions"] == every
+
+    nobody = await site.account(status=AccountStatus.PENDING)
+    plain = await client.get(url(f"/users/{nobody.id}/roles"), headers=site_admin.headers)
+    assert plain.json()["data"] == {
+        "roles": [{"id": "authenticated", "label": "Authenticated user"}],
+        "permissions": [],
+    }
