@@ -33,6 +33,9 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        limiter = getattr(admin_api.state, "rate_limiter", None)
+        if limiter is not None:  # made on first use; holds a Redis pool when configured
+            await limiter.aclose()
         await database.dispose()
 
     app = FastAPI(
@@ -55,11 +58,12 @@ def create_app(
     app.state.refresh_tokens = RefreshTokenStore(
         clock, ttl_seconds=settings.refresh_token_ttl_seconds, audience=MANAGEMENT_AUDIENCE
     )
+    admin_api = create_marketplace_app(settings, database=database, clock=clock)
     install_problem_handlers(app)
     include_management_routes(app)
     app.include_router(portal_jwks_router, prefix="/api/portal/v1")
     app.include_router(registration_router, prefix="/api/portal/v1")
-    app.mount(PREFIX, create_marketplace_app(settings, database=database, clock=clock))
+    app.mount(PREFIX, admin_api)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

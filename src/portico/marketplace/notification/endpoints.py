@@ -1,3 +1,95 @@
-from fastapi import APIRouter
+"""Site-wide notifications (permission ``administer marketplace notifications``): what the
+marketplace told whom, with the delivery state of the email that went with it."""
 
-router = APIRouter()
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+
+from portico.core.db.session import SessionDep
+from portico.core.envelope import Collection, Envelope, collection
+from portico.core.errors import ValidationFailed
+from portico.core.outbox import OutboxEmail
+from portico.core.pagination import ListQuery, ListSpec, list_query
+from portico.marketplace.access import SiteCaller, parse_uuid, require
+from portico.marketplace.notification import service as notification_service
+from portico.marketplace.notification.models import Notification
+from portico.marketplace.notification.schemas import (
+    EmailDelivery,
+    NotificationRead,
+    NotificationSummary,
+)
+from portico.marketplace.notification.service import NotificationNotFound
+
+router = APIRouter(prefix="/notifications", tags=["notifications"])
+
+FILTERS = frozenset({"type", "audience", "recipient", "from", "to"})
+LIST = ListSpec(
+    sortable=frozenset({"created_at", "type", "audience"}),
+    default_sort="-created_at",
+    filterable=FILTERS,
+    filter_style="bracket",
+    size_param="limit",
+    default_size=50,
+    max_size=500,
+)
+Reader = Annotated[SiteCaller, Depends(require("administer marketplace notifications"))]
+
+
+def summary_filters(request: Request) -> dict[str, str]:
+    """The list's filters, and nothing else: a summary has no page, limit or sort."""
+    params = list(request.query_params.multi_items())
+    extra = [key for key, _ in params if key in ("page", "limit", "sort")]
+    if extra:
+        raise ValidationFailed(
+            [{"parameter": key, "detail": f"{key}: unknown query parameter"} for key in extra]
+        )
+    return dict(LIST.parse(params).filters)
+
+
+def _read(notification: Notification, email: OutboxEmail | None) -> NotificationRead:
+    return NotificationRead.model_validate(notification).model_copy(
+        update={"email": EmailDelivery.model_validate(email) if email is not None else None}
+    )
+
+
+@router.get("", response_model=Collection[NotificationRead])
+async def list_notifications(
+    request: Request,
+    _caller: Reader,
+    session: SessionDep,
+    query: ListQuery = Depends(list_query(LIST)),
+) -> Collection[NotificationRead]:
+    """Newest first. Filters: ``filter[type]``, ``filter[audience]``, ``filter[recipient]``
+    (a user id or an email address), ``filter[from]``/``filter[to]`` (ISO 8601, inclusive;
+    a date alone covers the whole day, UTC)."""
+    page, emails = await notification_service.list_(session=session, query=query)
+    items = [
+        _read(n, emails.get(n.email_id) if n.email_id is not None else None) for n in page.items
+    ]
+    return collection(request, page, items)
+
+
+@router.get("/summary", response_model=Envelope[NotificationSummary])
+async def summarise_notifications(
+    _caller: Reader,
+    session: SessionDep,
+    filters: dict[str, str] = Depends(summary_filters),
+) -> Envelope[NotificationSummary]:
+    """Counts by type and by audience of the notifications the same filters as the list
+    match."""
+    counts = await notification_service.summary(session=session, filters=filters)
+    return Envelope[NotificationSummary](data=NotificationSummary.model_validate(counts))
+
+
+@router.get("/{notification}", response_model=Envelope[NotificationRead])
+async def get_notification(
+    notification: str, _caller: Reader, session: SessionDep
+) -> Envelope[NotificationRead]:
+    """One notification, with the delivery state of its email (``email``: null when none
+    was sent)."""
+    found, email = await notification_service.get(
+        session=session, notification_id=parse_uuid(notification, NotificationNotFound)
+    )
+    return Envelope[NotificationRead](data=_read(found, email))

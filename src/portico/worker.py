@@ -1,0 +1,53 @@
+"""The background workers ``portico serve`` runs beside the HTTP servers: the outbox mailer
+(``core.mailer``) and the jobs worker (``core.job_worker``), as asyncio tasks of the same
+loop. Each replica runs its own; row claims keep them from doing one thing twice.
+``PORTICO_RUN_WORKERS=false`` makes a replica serve HTTP only."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from portico.core.clock import Clock
+from portico.core.db.engine import Database
+from portico.core.job_worker import JobWorker
+from portico.core.mailer import Mailer
+from portico.core.settings import Settings
+
+logger = logging.getLogger("portico.worker")
+
+
+@dataclass
+class Workers:
+    mailer: Mailer
+    jobs: JobWorker
+
+    def start(self) -> None:
+        self.mailer.start()
+        self.jobs.start()
+        mode = "SMTP" if self.mailer.smtp else "log only (no PORTICO_SMTP_URL)"
+        logger.info("workers started: mailer (%s), jobs (%s)", mode, self.jobs.name)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Let work in hand finish for up to ``grace`` seconds each; what remains is left
+        for the next worker (queued jobs, leased emails)."""
+        await self.jobs.stop(grace)
+        await self.mailer.stop(grace)
+
+
+def build_workers(settings: Settings, *, database: Database, clock: Clock) -> Workers | None:
+    """The workers to start, or None when disabled. A malformed ``PORTICO_SMTP_URL`` is
+    refused here, at start, rather than at the first email."""
+    if not settings.run_workers:
+        logger.info("workers disabled (PORTICO_RUN_WORKERS=false)")
+        return None
+    return Workers(
+        mailer=Mailer(
+            database,
+            clock,
+            smtp_url=settings.smtp_url,
+            mail_from=settings.mail_from,
+            poll_seconds=settings.worker_poll_seconds,
+        ),
+        jobs=JobWorker(database, clock, poll_seconds=settings.worker_poll_seconds),
+    )
