@@ -1,15 +1,11 @@
-"""What an approved account is told: the activation email (queued in the outbox) and the
-site-wide notification that records it."""
+"""What an approved account is told: the activation email (queued in the outbox through
+``notification.service.notify``, which also records the site-wide notification)."""
 
 from __future__ import annotations
 
-import uuid
-from datetime import datetime
 from typing import Any
 
 from portico.core.account import User
-from portico.core.outbox import OutboxEmail
-from portico.marketplace.notification.models import Notification
 
 KIND = "activation"
 NOTIFICATION_TYPE = "user_activated"
@@ -30,20 +26,3 @@ def email(user: User, *, base_url: str) -> dict[str, Any]:
         "If you did not register, you can ignore this message.\n"
     )
     return {"kind": KIND, "to": user.email, "subject": SUBJECT, "body": body}
-
-
-def notification(user: User, email: OutboxEmail, *, now: datetime) -> Notification:
-    return Notification(
-        id=uuid.uuid4(),
-        type=NOTIFICATION_TYPE,
-        audience="user",
-        recipient_user_id=user.id,
-        recipient_email=user.email,
-        subject=email.subject,
-        body=email.body_text,
-        entity_type="user",
-        entity_id=str(user.id),
-        data={},
-        email_id=email.id,
-        created_at=now,
-    )

@@ -18,10 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.account import AccountStatus, User, normalise_email
 from portico.core.clock import Clock
 from portico.core.errors import Conflict, NotFound, ValidationFailed
-from portico.core.outbox import enqueue_email
 from portico.core.pagination import ListQuery, Page
 from portico.core.refresh import RefreshTokenStore
 from portico.marketplace.access import SiteCaller
+from portico.marketplace.notification import service as notification_service
 from portico.marketplace.permissions import ROLES_BY_ID, Permission, permission_union
 from portico.marketplace.role.schemas import RoleRef
 from portico.marketplace.user import activation
@@ -111,9 +111,19 @@ async def approve(
     _set_status(user, AccountStatus.ACTIVE, None, clock)
     await session.flush()
     now = clock.now()
-    email = await enqueue_email(session, now=now, **activation.email(user, base_url=base_url))
-    session.add(activation.notification(user, email, now=now))
-    await session.flush()
+    message = activation.email(user, base_url=base_url)
+    await notification_service.notify(
+        session,
+        type=activation.NOTIFICATION_TYPE,
+        audience="user",
+        subject=message["subject"],
+        body=message["body"],
+        recipient=user,
+        email_kind=activation.KIND,
+        now=now,
+        entity_type="user",
+        entity_id=user.id,
+    )
     return await _audited(
         repository, caller, user, "user.approve", f"approved {user.email}", before=before
     )
