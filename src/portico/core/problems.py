@@ -74,9 +74,11 @@ def request_validation_error(request: Request, errors: Any) -> PorticoError:
             items.extend(translate([error], strip=1))
         else:
             name = str(loc[1]) if len(loc) > 1 else str(source)
-            items.append(
-                {"parameter": name, "detail": describe(error, loc[1:]).replace("$", name, 1)}
-            )
+            if error.get("type") == "missing":
+                detail = describe(error, loc[1:])
+            else:  # "$" is the parameter itself; deeper parts (a list item) follow it
+                detail = describe(error, loc[2:]).replace("$", name, 1)
+            items.append({"parameter": name, "detail": detail})
     return ValidationFailed(items)
 
 

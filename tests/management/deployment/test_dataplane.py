@@ -54,4 +54,7 @@ async def test_users_need_environment_manage(world: World, factory: Factory) -> 
     assert response.status_code == 401
     bad_wait = await world.config("?since=0&wait=61")
     assert bad_wait.status_code == 400
-    assert bad_wait.json()["errors"][0]["parameter"] == "wait"
+    assert bad_wait.json()["errors"][0] == {
+        "parameter": "wait",
+        "detail": "wait: must be less than or equal to 60",
+    }
