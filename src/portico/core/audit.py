@@ -41,7 +41,9 @@ class AuditEntry(IdMixin, Base):
     __tablename__ = "audit_log"
     __table_args__ = (
         Index("ix_audit_log_org_occurred", "org_id", "occurred_at"),
-        Index("ix_audit_log_surface_occurred", "surface", "occurred_at"),
+        # (occurred_at, id) is the order of listings and the keyset of exports: both come
+        # straight from the index, ties included
+        Index("ix_audit_log_surface_occurred_id", "surface", "occurred_at", "id"),
     )
 
     occurred_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
