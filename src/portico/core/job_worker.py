@@ -42,6 +42,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import mailer
+from portico.core.background import BackgroundLoop
 from portico.core.clock import Clock, utcnow
 from portico.core.db.engine import Database
 from portico.core.db.session import after_commit
@@ -148,7 +149,9 @@ class JobContext:
             raise JobCancelled()
 
 
-class JobWorker:
+class JobWorker(BackgroundLoop):
+    task_name = "portico-jobs"
+
     def __init__(
         self,
         database: Database,
@@ -160,6 +163,7 @@ class JobWorker:
         max_attempts: int = 3,
         name: str | None = None,
     ) -> None:
+        super().__init__()
         self.database = database
         self.clock = clock
         self.poll_seconds = poll_seconds
@@ -167,28 +171,7 @@ class JobWorker:
         self.stale_after = timedelta(seconds=stale_after_seconds)
         self.max_attempts = max_attempts
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self._wake = asyncio.Event()
-        self._stopping = False
-        self._task: asyncio.Task[None] | None = None
         self._next_reap = 0.0
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self.run(), name="portico-jobs")
-
-    async def stop(self, grace: float = 5.0) -> None:
-        """Let the running job finish for up to ``grace`` seconds, then put it back."""
-        self._stopping = True
-        self._wake.set()
-        if self._task is None:
-            return
-        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(self._task), grace)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
 
     async def run(self) -> None:
         _RUNNING.add(self)
@@ -204,9 +187,7 @@ class JobWorker:
                     logger.exception("jobs worker round failed; retrying")
                 if ran:
                     continue
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
-                self._wake.clear()
+                await self._sleep(self.poll_seconds)
         finally:
             _RUNNING.discard(self)
 

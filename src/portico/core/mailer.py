@@ -24,7 +24,6 @@ transaction that queued mail (``core.db.session.after_commit(session, mailer.wak
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import socket
@@ -39,6 +38,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import aiosmtplib
 from sqlalchemy import select, update
 
+from portico.core.background import BackgroundLoop
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.logging import redact_text
@@ -105,7 +105,9 @@ def backoff(attempts: int, *, base: float, cap: float, jitter: float) -> timedel
     return timedelta(seconds=nominal * (1 - 0.2 * jitter))
 
 
-class Mailer:
+class Mailer(BackgroundLoop):
+    task_name = "portico-mailer"
+
     def __init__(
         self,
         database: Database,
@@ -121,6 +123,7 @@ class Mailer:
         lease_seconds: float = 300.0,
         timeout_seconds: float = 10.0,
     ) -> None:
+        super().__init__()
         self.database = database
         self.clock = clock
         self.smtp = SmtpConfig.parse(smtp_url) if smtp_url else None
@@ -136,29 +139,8 @@ class Mailer:
         assert batch_size * timeout_seconds * 2 < lease_seconds, "lease shorter than a batch"
         self._domain = mail_from.rpartition("@")[2] or "localhost"
         self._local_hostname = socket.gethostname() or "localhost"  # getfqdn() may do DNS
-        self._wake = asyncio.Event()
-        self._stopping = False
-        self._task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ running
-    def wake(self) -> None:
-        self._wake.set()
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self.run(), name="portico-mailer")
-
-    async def stop(self, grace: float = 5.0) -> None:
-        """Finish the message in hand (up to ``grace`` seconds), release the rest."""
-        self._stopping = True
-        self._wake.set()
-        if self._task is None:
-            return
-        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(self._task), grace)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-
     async def run(self) -> None:
         _RUNNING.add(self)
         try:
@@ -170,9 +152,7 @@ class Mailer:
                     handled = 0
                 if handled >= self.batch_size:
                     continue  # more may be due: no pause
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
-                self._wake.clear()
+                await self._sleep(self.poll_seconds)
         finally:
             _RUNNING.discard(self)
 
