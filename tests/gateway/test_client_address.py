@@ -11,10 +11,10 @@ import pytest
 from portico.gateway.client_address import ClientAddress
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.body import EMPTY_BODY
-from portico.gateway.http.server import Request, serve
+from portico.gateway.http.server import Request
 from portico.gateway.options import GatewayOptions
 from tests.gateway import test_pipeline
-from tests.gateway.test_pipeline import HOST, plugin, snapshot
+from tests.gateway.test_pipeline import HOST, plugin, running, snapshot
 
 backend = test_pipeline.backend  # the fixture
 
@@ -51,14 +51,8 @@ def test_without_trusted_proxies_the_socket_decides() -> None:
 @pytest.fixture
 async def behind_a_balancer() -> AsyncIterator[tuple[Gateway, httpx.AsyncClient]]:
     gw = Gateway(options=GatewayOptions(trusted_proxies=("127.0.0.0/8",)))
-    server = await serve(gw.handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{port}", headers={"Host": HOST}, timeout=10
-    ) as client:
+    async with running(gw) as client:
         yield gw, client
-    server.close()
-    await gw.close()
 
 
 async def test_ip_restriction_sees_the_forwarded_client(

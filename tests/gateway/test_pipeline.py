@@ -4,6 +4,7 @@ loopback, a real backend. Plugin traffic behaviour is tested here, one snapshot 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -75,17 +76,26 @@ def plugin(name: str, order: int, **config: Any) -> dict[str, Any]:
     return {"name": name, "scope": "route", "order": order, "config": config}
 
 
+@contextlib.asynccontextmanager
+async def running(gw: Gateway) -> AsyncIterator[httpx.AsyncClient]:
+    """``gw`` on its HTTP engine on loopback, and a client for its gateway host; closed after."""
+    server = await serve(gw.handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", headers={"Host": HOST}, timeout=10
+        ) as client:
+            yield client
+    finally:
+        server.close()
+        await gw.close()
+
+
 @pytest.fixture
 async def gateway() -> AsyncIterator[tuple[Gateway, httpx.AsyncClient]]:
     gw = Gateway()
-    server = await serve(gw.handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{port}", headers={"Host": HOST}, timeout=10
-    ) as client:
+    async with running(gw) as client:
         yield gw, client
-    server.close()
-    await gw.close()
 
 
 async def test_ip_restriction_admits_only_the_listed(

@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from portico.gateway.gateway import Gateway
-from portico.gateway.http.server import serve
 from portico.gateway.snapshot import content_hash
 from portico.gateway.telemetry import (
     LATENCY_BUCKETS_MS,
@@ -21,7 +20,7 @@ from portico.gateway.telemetry import (
     bucket_of,
 )
 from tests.gateway import test_pipeline
-from tests.gateway.test_pipeline import HOST, plugin, snapshot
+from tests.gateway.test_pipeline import plugin, running, snapshot
 
 backend = test_pipeline.backend  # the fixture
 
@@ -47,14 +46,8 @@ class Collector:
 @pytest.fixture
 async def traffic() -> AsyncIterator[tuple[Gateway, httpx.AsyncClient]]:
     gw = Gateway()
-    server = await serve(gw.handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{port}", headers={"Host": HOST}, timeout=10
-    ) as client:
+    async with running(gw) as client:
         yield gw, client
-    server.close()
-    await gw.close()
 
 
 def with_key_auth(backend: int) -> dict[str, Any]:

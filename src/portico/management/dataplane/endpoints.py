@@ -9,6 +9,7 @@ from collections import OrderedDict
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.db.engine import Database
 from portico.core.db.session import SessionDep, run_after_commit
@@ -28,6 +29,7 @@ from portico.management.dataplane.service import DataplaneTokenNotFound
 from portico.management.deployment.models import EnvironmentConfig
 from portico.management.deployment.snapshot import latest_version, publish
 from portico.management.environment import service as environment_service
+from portico.management.environment.models import Environment
 from portico.management.environment.service import EnvironmentNotFound
 
 router = APIRouter(tags=["data plane"])
@@ -36,6 +38,21 @@ TOKENS = "/api/orgs/{orgId}/envs/{envId}/dataplane-tokens"
 #: other control-plane replicas publish without telling this process: look this often
 POLL_INTERVAL = 0.5
 MAX_WAIT = 60
+
+
+async def authorize_request(
+    request: Request, session: AsyncSession, env_id: uuid.UUID
+) -> Environment:
+    """The environment a calling node (or a user with environment.manage) may act for."""
+    state = request.app.state
+    return await dataplane_service.authorize_node(
+        session=session,
+        bearer=bearer_token(request),
+        env_id=env_id,
+        tokens=state.access_tokens,
+        clock=state.clock,
+        ip=getattr(request.state, "client_ip", None),
+    )
 
 
 @router.post(TOKENS, response_model=DataplaneTokenIssued, status_code=201)
@@ -101,19 +118,11 @@ async def get_environment_config(
     newer than ``since`` exists, waiting up to ``wait`` seconds (long-poll), else 304.
     ``ETag`` is the content hash; ``If-None-Match`` with it answers 304."""
     env_id = parse_id(envId, EnvironmentNotFound)
-    bearer = bearer_token(request)
     state = request.app.state
     database: Database = state.database
     async with database.session() as session:
         async with session.begin():
-            env = await dataplane_service.authorize_node(
-                session=session,
-                bearer=bearer,
-                env_id=env_id,
-                tokens=state.access_tokens,
-                clock=state.clock,
-                ip=getattr(request.state, "client_ip", None),
-            )
+            env = await authorize_request(request, session, env_id)
             version = await latest_version(session, env.id)
             if version == 0:  # an environment from before snapshots existed: give it its first
                 version = (await publish(session, env, "initial configuration")).version
@@ -144,14 +153,7 @@ async def post_heartbeat(body: HeartbeatRequest, request: Request) -> Response:
     state = request.app.state
     database: Database = state.database
     async with database.session() as session, session.begin():
-        env = await dataplane_service.authorize_node(
-            session=session,
-            bearer=bearer_token(request),
-            env_id=body.environment_id,
-            tokens=state.access_tokens,
-            clock=state.clock,
-            ip=getattr(request.state, "client_ip", None),
-        )
+        env = await authorize_request(request, session, body.environment_id)
         await dataplane_service.heartbeat(
             session=session,
             env=env,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from portico.core.db.engine import Database
-from portico.management.access import bearer_token
-from portico.management.dataplane import service as dataplane_service
+from portico.management.dataplane.endpoints import authorize_request
 from portico.management.telemetry import service as telemetry_service
 from portico.management.telemetry.schemas import TelemetryBatch
 
@@ -20,13 +19,6 @@ async def post_telemetry(body: TelemetryBatch, request: Request) -> Response:
     state = request.app.state
     database: Database = state.database
     async with database.session() as session, session.begin():
-        env = await dataplane_service.authorize_node(
-            session=session,
-            bearer=bearer_token(request),
-            env_id=body.environment_id,
-            tokens=state.access_tokens,
-            clock=state.clock,
-            ip=getattr(request.state, "client_ip", None),
-        )
+        env = await authorize_request(request, session, body.environment_id)
         await telemetry_service.ingest(session=session, env=env, batch=body, clock=state.clock)
     return Response(status_code=204)
