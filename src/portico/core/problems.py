@@ -11,9 +11,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import iter_route_contexts
 from sqlalchemy.exc import DataError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match
 
 from portico.core.errors import (
     PROBLEM_CONTENT_TYPE,
@@ -91,10 +93,13 @@ def _media_type_error(request: Request) -> PorticoError:
     )
 
 
-async def _http_exception(_request: Request, error: StarletteHTTPException) -> Response:
+async def _http_exception(request: Request, error: StarletteHTTPException) -> Response:
     detail = error.detail if isinstance(error.detail, str) else None
     if error.status_code == 404 and detail == "Not Found":
         detail = "no such endpoint"
+    headers = error.headers
+    if error.status_code == 405 and (allowed := _allowed_methods(request)):
+        headers = {**(headers or {}), "Allow": allowed}
     cls = STATUS_ERRORS.get(error.status_code)
     if cls is None:
         body = {
@@ -106,12 +111,24 @@ async def _http_exception(_request: Request, error: StarletteHTTPException) -> R
         return JSONResponse(
             body,
             status_code=error.status_code,
-            headers=error.headers,
+            headers=headers,
             media_type=PROBLEM_CONTENT_TYPE,
         )
     problem = cls.__new__(cls)
-    PorticoError.__init__(problem, detail, headers=error.headers)
+    PorticoError.__init__(problem, detail, headers=headers)
     return problem_response(problem)
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method the path answers to. The router answers 405 from the first route whose
+    path matches (``GET /jobs/{job}``), but the path may have others (``DELETE /jobs/{job}``),
+    and the Allow header must list them all (RFC 9110 §15.5.6)."""
+    methods: set[str] = set()
+    for route in iter_route_contexts(request.app.routes):
+        allowed = getattr(route, "methods", None)
+        if allowed and route.matches(request.scope)[0] is not Match.NONE:
+            methods |= allowed
+    return ", ".join(sorted(methods))
 
 
 async def _integrity_error(_request: Request, error: IntegrityError) -> Response:

@@ -19,6 +19,7 @@ from portico.core.problems import install_problem_handlers
 from portico.core.refresh import RefreshTokenStore
 from portico.core.settings import Settings
 from portico.gateway.sealing import secret_box
+from portico.marketplace import openapi
 from portico.marketplace.access import SiteCaller, require
 from portico.marketplace.auth.keys import AUDIENCE, IdTokenService
 from portico.marketplace.modules import installed, permissions_of
@@ -54,6 +55,7 @@ def create_marketplace_app(settings: Settings, *, database: Database, clock: Clo
     for module in modules:
         for router in module.load_routers():
             app.include_router(router)
+    openapi.install(app)  # the contract's failures (problem+json), declared once for all routes
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi_document(

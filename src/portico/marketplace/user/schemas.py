@@ -13,6 +13,10 @@ from portico.core.schema import PlainReadSchema, PlainWriteSchema
 from portico.marketplace.role.schemas import RoleRef
 
 REASON_MAX_LENGTH = 1000
+#: what _not_blank enforces, for the OpenAPI document (it keeps its clearer message): some
+#: character that str.strip() keeps, spelled out because \s differs between Python and the
+#: ECMA-262 regexes of JSON Schema (\x1c-\x1f, \x85, \ufeff)
+NOT_BLANK = r"[^\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
 def _not_blank(value: str) -> str:
@@ -45,9 +49,11 @@ class UserRead(PlainReadSchema):
 
 
 class UserReject(PlainWriteSchema):
-    reason: Annotated[str, Field(max_length=REASON_MAX_LENGTH), AfterValidator(_not_blank)] = Field(
-        description="Required; stored on the account as status_reason."
-    )
+    reason: Annotated[
+        str,
+        Field(max_length=REASON_MAX_LENGTH, json_schema_extra={"pattern": NOT_BLANK}),
+        AfterValidator(_not_blank),
+    ] = Field(description="Required; stored on the account as status_reason.")
 
 
 class UserBlock(PlainWriteSchema):
