@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from portico.core.clock import Clock
@@ -97,6 +100,50 @@ def test_bracket_filters_for_the_marketplace_style() -> None:
         spec.parse([("filter[colour]", "red")])
     with pytest.raises(ValidationFailed):
         spec.parse([("status", "active")])
+
+
+def _described_sort(spec: ListSpec) -> re.Pattern[str]:
+    (sort,) = (p for p in spec.openapi_parameters() if p["name"] == "sort")
+    return re.compile(sort["schema"]["pattern"])
+
+
+_SORT_PARTS = st.sampled_from(["name", "-name", "createdAt", "-createdAt", "", "-", "nam", "x"])
+
+
+@given(st.lists(_SORT_PARTS, max_size=4).map(",".join) | st.text(alphabet="-,acdeimnrtA"))
+def test_the_described_sort_pattern_admits_only_what_parse_accepts(raw: str) -> None:
+    """A client that follows the OpenAPI document is never refused, and what the document
+    rules out (an empty sort, an unknown key) is refused."""
+    accepted = True
+    try:
+        SPEC.parse([("sort", raw)])
+    except ValidationFailed:
+        accepted = False
+    if _described_sort(SPEC).match(raw):
+        assert accepted, raw
+    elif raw.strip() == raw and " " not in raw:
+        assert not accepted, raw
+
+
+def test_described_parameters_name_the_spec_s_parameters_and_filters() -> None:
+    spec = ListSpec(
+        sortable=frozenset({"name"}),
+        default_sort="name",
+        size_param="limit",
+        filterable=frozenset({"status", "kind"}),
+        filter_style="bracket",
+        max_size=500,
+    )
+    status = {"description": "In this status.", "schema": {"type": "string", "enum": ["a"]}}
+    described = {p["name"]: p for p in spec.openapi_parameters({"status": status})}
+    assert list(described) == ["page", "limit", "sort", "filter[kind]", "filter[status]"]
+    assert described["limit"]["schema"]["maximum"] == 500
+    assert described["filter[status]"]["schema"] == status["schema"]
+    assert described["filter[kind]"]["schema"] == {"type": "string"}
+    assert [p["name"] for p in spec.openapi_parameters(paged=False)] == [
+        "filter[kind]",
+        "filter[status]",
+    ]
 
 
 def test_redaction_reaches_any_depth() -> None:

@@ -10,6 +10,7 @@ and the marketplace's ``page``/``limit``/``sort``/``filter[<field>]``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -21,6 +22,7 @@ from starlette.requests import Request
 from portico.core.errors import ValidationFailed
 
 T = TypeVar("T")
+MAX_PAGE = 1_000_000
 FilterStyle = Literal["plain", "bracket"]
 
 
@@ -89,12 +91,56 @@ class ListSpec:
                 key not in self.extra_params
             ):
                 errors.append({"parameter": key, "detail": f"{key}: unknown query parameter"})
-        page = self._integer(seen, self.page_param, 1, 1, 1_000_000, errors)
+        page = self._integer(seen, self.page_param, 1, 1, MAX_PAGE, errors)
         size = self._integer(seen, self.size_param, self.default_size, 1, self.max_size, errors)
         sort = self._sort(seen.get("sort", self.default_sort), errors)
         if errors:
             raise ValidationFailed(errors)
         return ListQuery(page=page, size=size, sort=sort, filters=filters)
+
+    def openapi_parameters(
+        self,
+        filters: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        paged: bool = True,
+    ) -> list[dict[str, Any]]:
+        """The query parameters ``parse`` reads, for an OpenAPI document (FastAPI cannot see
+        them: the dependency reads the raw query string). ``filters`` gives a filter its
+        ``description`` and ``schema`` (a string otherwise); ``paged=False`` leaves out page,
+        size and sort, for routes that refuse them. ``sort`` carries a pattern of the keys it
+        accepts, so that a client (or a generator of requests) knows what is valid."""
+        parameters: list[dict[str, Any]] = []
+        if paged:
+            keys = "|".join(re.escape(key) for key in sorted(self.sortable))
+            parameters += [
+                _query(
+                    self.page_param,
+                    "1-based page.",
+                    {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+                ),
+                _query(
+                    self.size_param,
+                    f"Items per page (default {self.default_size}).",
+                    {"type": "integer", "minimum": 1, "maximum": self.max_size},
+                ),
+                _query(
+                    "sort",
+                    "Comma-separated keys, '-' before a key for descending: "
+                    f"{', '.join(sorted(self.sortable))}. Default {self.default_sort}.",
+                    {"type": "string", "pattern": f"^-?(?:{keys})(?:,-?(?:{keys}))*$"},
+                ),
+            ]
+        described = filters or {}
+        for name in sorted(self.filterable):
+            given = described.get(name, {})
+            parameters.append(
+                _query(
+                    f"filter[{name}]" if self.filter_style == "bracket" else name,
+                    given.get("description", f"Only items whose {name} is this."),
+                    dict(given.get("schema", {"type": "string"})),
+                )
+            )
+        return parameters
 
     def _filter_name(self, key: str) -> str | None:
         if self.filter_style == "bracket":
@@ -135,6 +181,10 @@ class ListSpec:
                 continue
             keys.append(SortKey(name, part.startswith("-")))
         return tuple(keys)
+
+
+def _query(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "in": "query", "description": description, "schema": schema}
 
 
 def list_query(spec: ListSpec) -> Callable[[Request], ListQuery]:

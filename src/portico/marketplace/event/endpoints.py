@@ -39,51 +39,27 @@ LIST = ListSpec(
     max_size=500,
 )
 
-_FILTER_HELP = {
-    "operation": "Operation, e.g. user.approve.",
-    "entity_type": "Entity type, e.g. user.",
-    "entity_id": "Id of the entity changed.",
-    "actor": "Who acted: an account id, or an email (case-insensitive).",
-    "bundle": "Content bundle, e.g. apis.",
-    "module": "Module that made the change.",
-    "from": "Events at or after this ISO-8601 date-time (with a time zone).",
-    "to": "Events before this ISO-8601 date-time (with a time zone).",
+_DATE_TIME = {"type": "string", "format": "date-time"}
+FILTER_PARAMETERS: dict[str, dict[str, Any]] = {
+    "operation": {"description": "Operation, e.g. user.approve."},
+    "entity_type": {"description": "Entity type, e.g. user."},
+    "entity_id": {"description": "Id of the entity changed."},
+    "actor": {"description": "Who acted: an account id, or an email (case-insensitive)."},
+    "bundle": {"description": "Content bundle, e.g. apis."},
+    "module": {"description": "Module that made the change."},
+    "from": {
+        "description": "Events at or after this ISO-8601 date-time (with a time zone).",
+        "schema": _DATE_TIME,
+    },
+    "to": {
+        "description": "Events before this ISO-8601 date-time (with a time zone).",
+        "schema": _DATE_TIME,
+    },
 }
 
 
-def _described(*, filters: bool, paged: bool) -> dict[str, Any]:
-    """OpenAPI parameters for what ``ListSpec`` reads from the raw query string (FastAPI
-    cannot see them: the dependency takes the request)."""
-    parameters: list[dict[str, Any]] = []
-    if paged:
-        parameters += [
-            {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
-            {
-                "name": "limit",
-                "in": "query",
-                "schema": {"type": "integer", "minimum": 1, "maximum": 500},
-            },
-            {
-                "name": "sort",
-                "in": "query",
-                "description": "Comma-separated keys, '-' for descending: occurred_at, "
-                "operation, entity_type. Default -occurred_at (newest first).",
-                "schema": {"type": "string"},
-            },
-        ]
-    if filters:
-        parameters += [
-            {
-                "name": f"filter[{name}]",
-                "in": "query",
-                "description": help_text,
-                "schema": {"type": "string", "format": "date-time"}
-                if name in ("from", "to")
-                else {"type": "string"},
-            }
-            for name, help_text in _FILTER_HELP.items()
-        ]
-    return {"parameters": parameters} if parameters else {}
+def _described(*, paged: bool) -> dict[str, Any]:
+    return {"parameters": LIST.openapi_parameters(FILTER_PARAMETERS, paged=paged)}
 
 
 def _only_filters(
@@ -116,7 +92,7 @@ def _only_filters(
 @router.get(
     "",
     response_model=Collection[EventRead],
-    openapi_extra=_described(filters=True, paged=True),
+    openapi_extra=_described(paged=True),
 )
 async def list_events(
     request: Request,
@@ -142,7 +118,7 @@ async def list_events(
             },
         }
     },
-    openapi_extra=_described(filters=True, paged=False),
+    openapi_extra=_described(paged=False),
 )
 async def export_events(
     request: Request,
@@ -179,7 +155,7 @@ async def export_events(
 @router.get(
     "/stats",
     response_model=Envelope[EventStats],
-    openapi_extra=_described(filters=True, paged=False),
+    openapi_extra=_described(paged=False),
 )
 async def event_stats(
     _caller: Viewer,

@@ -3,12 +3,13 @@ maintenance, run by the jobs worker of ``portico serve``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
 from portico.core.db.session import SessionDep
 from portico.core.envelope import Collection, Envelope, collection
+from portico.core.jobs import JobStatus
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.marketplace.access import SiteCaller, parse_uuid, require
 from portico.marketplace.job import service as job_service
@@ -26,10 +27,25 @@ LIST = ListSpec(
     default_size=50,
     max_size=500,
 )
+FILTER_PARAMETERS: dict[str, dict[str, Any]] = {
+    "status": {
+        "description": "Jobs in this status.",
+        "schema": {"type": "string", "enum": [s.value for s in JobStatus]},
+    },
+    "kind": {"description": "Jobs of this kind, e.g. import-apis."},
+    "created_by": {
+        "description": "Jobs started by this account (its id).",
+        "schema": {"type": "string", "format": "uuid"},
+    },
+}
 Syncer = Annotated[SiteCaller, Depends(require("administer gateway sync"))]
 
 
-@router.get("", response_model=Collection[JobRead])
+@router.get(
+    "",
+    response_model=Collection[JobRead],
+    openapi_extra={"parameters": LIST.openapi_parameters(FILTER_PARAMETERS)},
+)
 async def list_jobs(
     request: Request,
     _caller: Syncer,

@@ -3,7 +3,7 @@ marketplace told whom, with the delivery state of the email that went with it.""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
@@ -20,7 +20,7 @@ from portico.marketplace.notification.schemas import (
     NotificationRead,
     NotificationSummary,
 )
-from portico.marketplace.notification.service import NotificationNotFound
+from portico.marketplace.notification.service import AUDIENCES, NotificationNotFound
 
 router = APIRouter(prefix="/notifications", tags=["notifications"])
 
@@ -34,6 +34,38 @@ LIST = ListSpec(
     default_size=50,
     max_size=500,
 )
+_DAY_OR_MOMENT = {
+    "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]
+}
+# what filters_of accepts as a recipient: a user id, or text with an '@' between two other
+# characters (an email address, not checked further: it is only compared)
+_RECIPIENT = {
+    "anyOf": [
+        {"type": "string", "format": "uuid"},
+        {"type": "string", "pattern": r"^[\s\S]*[^@][\s\S]*@[\s\S]*[^@][\s\S]*$"},
+    ]
+}
+FILTER_PARAMETERS: dict[str, dict[str, Any]] = {
+    "type": {"description": "Notifications of this type, e.g. user.activated."},
+    "audience": {
+        "description": "Notifications for this audience.",
+        "schema": {"type": "string", "enum": sorted(AUDIENCES)},
+    },
+    "recipient": {
+        "description": "Notifications to this user (an id) or email address.",
+        "schema": _RECIPIENT,
+    },
+    "from": {
+        "description": "Created at or after this ISO 8601 date or date-time (a date: its "
+        "whole day, UTC).",
+        "schema": _DAY_OR_MOMENT,
+    },
+    "to": {
+        "description": "Created at or before this ISO 8601 date or date-time (a date: its "
+        "whole day, UTC).",
+        "schema": _DAY_OR_MOMENT,
+    },
+}
 Reader = Annotated[SiteCaller, Depends(require("administer marketplace notifications"))]
 
 
@@ -54,7 +86,11 @@ def _read(notification: Notification, email: OutboxEmail | None) -> Notification
     )
 
 
-@router.get("", response_model=Collection[NotificationRead])
+@router.get(
+    "",
+    response_model=Collection[NotificationRead],
+    openapi_extra={"parameters": LIST.openapi_parameters(FILTER_PARAMETERS)},
+)
 async def list_notifications(
     request: Request,
     _caller: Reader,
@@ -71,7 +107,11 @@ async def list_notifications(
     return collection(request, page, items)
 
 
-@router.get("/summary", response_model=Envelope[NotificationSummary])
+@router.get(
+    "/summary",
+    response_model=Envelope[NotificationSummary],
+    openapi_extra={"parameters": LIST.openapi_parameters(FILTER_PARAMETERS, paged=False)},
+)
 async def summarise_notifications(
     _caller: Reader,
     session: SessionDep,

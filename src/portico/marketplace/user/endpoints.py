@@ -7,7 +7,7 @@ descending) and ``filter[status]`` (exact), ``filter[email]`` (case-insensitive 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
@@ -17,9 +17,16 @@ from portico.core.envelope import Collection, Envelope, collection
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.core.settings import Settings
 from portico.marketplace.access import SiteCaller, parse_uuid, require
+from portico.marketplace.permissions import ROLES_BY_ID
 from portico.marketplace.user import service as user_service
 from portico.marketplace.user.repository import Account
-from portico.marketplace.user.schemas import UserBlock, UserRead, UserReject, UserRoles
+from portico.marketplace.user.schemas import (
+    NOT_BLANK,
+    UserBlock,
+    UserRead,
+    UserReject,
+    UserRoles,
+)
 from portico.marketplace.user.service import UserNotFound
 
 router = APIRouter(prefix="/users", tags=["users"])
@@ -43,9 +50,33 @@ LIST = _spec("email", frozenset({"status", "email", "role"}))
 # awaiting a decision: the longest waiting first
 PENDING = _spec("created_at", frozenset({"email", "role"}))
 
+FILTER_PARAMETERS: dict[str, dict[str, Any]] = {
+    "status": {
+        "description": "Accounts in this status.",
+        "schema": {"type": "string", "enum": [s.value for s in AccountStatus]},
+    },
+    "email": {
+        "description": "Accounts whose email contains this (case-insensitive).",
+        "schema": {"type": "string", "pattern": NOT_BLANK},
+    },
+    "role": {
+        "description": "Accounts that have this site role (GET /roles), directly or not.",
+        "schema": {"type": "string", "enum": sorted(ROLES_BY_ID)},
+    },
+}
+
 UserAdmin = Annotated[SiteCaller, Depends(require("administer users"))]
 PermissionAdmin = Annotated[SiteCaller, Depends(require("administer permissions"))]
 ApiAdmin = Annotated[SiteCaller, Depends(require("administer marketplace admin api"))]
+
+
+# the failure only a transition has (marketplace/openapi.py declares the generic ones)
+_WRONG_STATUS: dict[int | str, dict[str, Any]] = {
+    409: {
+        "description": "Not from the account's status (or, to block, your own account or the "
+        "bootstrap administrator's); the problem says why."
+    }
+}
 
 
 def _read(account: Account) -> Envelope[UserRead]:
@@ -57,7 +88,11 @@ def _base_url(request: Request) -> str:
     return settings.public_url or f"http://{settings.listen}"
 
 
-@router.get("", response_model=Collection[UserRead])
+@router.get(
+    "",
+    response_model=Collection[UserRead],
+    openapi_extra={"parameters": LIST.openapi_parameters(FILTER_PARAMETERS)},
+)
 async def list_users(
     request: Request,
     _caller: UserAdmin,
@@ -68,7 +103,11 @@ async def list_users(
     return collection(request, page, [UserRead.model_validate(a) for a in page.items])
 
 
-@router.get("/pending", response_model=Collection[UserRead])
+@router.get(
+    "/pending",
+    response_model=Collection[UserRead],
+    openapi_extra={"parameters": PENDING.openapi_parameters(FILTER_PARAMETERS)},
+)
 async def list_pending_users(
     request: Request,
     _caller: UserAdmin,
@@ -85,7 +124,7 @@ async def get_user(user: str, _caller: UserAdmin, session: SessionDep) -> Envelo
     return _read(await user_service.get(session=session, user_id=parse_uuid(user, UserNotFound)))
 
 
-@router.post("/{user}/approve", response_model=Envelope[UserRead])
+@router.post("/{user}/approve", response_model=Envelope[UserRead], responses=_WRONG_STATUS)
 async def approve_user(
     user: str, request: Request, caller: UserAdmin, session: SessionDep
 ) -> Envelope[UserRead]:
@@ -100,7 +139,7 @@ async def approve_user(
     return _read(account)
 
 
-@router.post("/{user}/reject", response_model=Envelope[UserRead])
+@router.post("/{user}/reject", response_model=Envelope[UserRead], responses=_WRONG_STATUS)
 async def reject_user(
     user: str, body: UserReject, request: Request, caller: UserAdmin, session: SessionDep
 ) -> Envelope[UserRead]:
@@ -115,7 +154,7 @@ async def reject_user(
     return _read(account)
 
 
-@router.post("/{user}/block", response_model=Envelope[UserRead])
+@router.post("/{user}/block", response_model=Envelope[UserRead], responses=_WRONG_STATUS)
 async def block_user(
     user: str,
     request: Request,
@@ -136,7 +175,7 @@ async def block_user(
     return _read(account)
 
 
-@router.post("/{user}/unblock", response_model=Envelope[UserRead])
+@router.post("/{user}/unblock", response_model=Envelope[UserRead], responses=_WRONG_STATUS)
 async def unblock_user(
     user: str, request: Request, caller: UserAdmin, session: SessionDep
 ) -> Envelope[UserRead]:
