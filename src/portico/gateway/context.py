@@ -123,32 +123,89 @@ class ResponseHeaders:
         return list(self._items)
 
 
-@dataclass(slots=True)
 class RequestContext:
-    request: Request
-    route: SnapshotRoute
-    params: dict[str, str]
-    path: str  # normalised; what the upstream receives unless a plugin rewrites it
-    host: str
-    client_ip: str
-    request_id: str
+    """One request's state across the phases. Built for every routed request, so it costs
+    only what it holds: the outcome fields default at class level, and the containers a
+    plugin may fill (``upstream_headers``, ``remove_upstream_headers``, ``response_headers``,
+    ``vars``, ``body_filters``) are made on first use; the gateway reads their ``_`` fields
+    to see whether any plugin did."""
+
     consumer: SnapshotConsumer | None = None
     upstream_path: str | None = None
-    upstream_headers: dict[str, str] = field(default_factory=dict)
-    remove_upstream_headers: set[str] = field(default_factory=set)
-    response_headers: dict[str, str] = field(default_factory=dict)
     status: int = 0
-    vars: dict[str, Any] = field(default_factory=dict)
-    body_filters: list[BodyFilter] = field(default_factory=list)
     # the outcome, for the log phase
-    started: float = 0.0  # time.perf_counter() when the request was routed
-    finished: float = 0.0  # ... when the response was sent
+    finished: float = 0.0  # time.perf_counter() when the response was sent
     upstream_seconds: float | None = None  # None: not proxied
     upstream_addr: str | None = None
     request_bytes: int = 0
     response_bytes: int = 0
     #: whether the response came from the upstream (False: a plugin or the gateway answered)
     proxied: bool = False
+    _upstream_headers: dict[str, str] | None = None
+    _remove_upstream_headers: set[str] | None = None
+    _response_headers: dict[str, str] | None = None
+    _vars: dict[str, Any] | None = None
+    _body_filters: list[BodyFilter] | None = None
+
+    def __init__(
+        self,
+        request: Request,
+        route: SnapshotRoute,
+        params: dict[str, str],
+        path: str,
+        host: str,
+        client_ip: str,
+        request_id: str,
+        started: float,
+    ) -> None:
+        self.request = request
+        self.route = route
+        self.params = params
+        self.path = path  # normalised; what the upstream receives unless a plugin rewrites it
+        self.host = host
+        self.client_ip = client_ip
+        self.request_id = request_id
+        self.started = started  # time.perf_counter() when the request was routed
+
+    @property
+    def upstream_headers(self) -> dict[str, str]:
+        """Headers set for the upstream (lower-case names; ``host`` replaces the Host)."""
+        found = self._upstream_headers
+        if found is None:
+            found = self._upstream_headers = {}
+        return found
+
+    @property
+    def remove_upstream_headers(self) -> set[str]:
+        """Request headers (lower-case names) the upstream does not get."""
+        found = self._remove_upstream_headers
+        if found is None:
+            found = self._remove_upstream_headers = set()
+        return found
+
+    @property
+    def response_headers(self) -> dict[str, str]:
+        """Headers set on the response before the header filters run."""
+        found = self._response_headers
+        if found is None:
+            found = self._response_headers = {}
+        return found
+
+    @property
+    def vars(self) -> dict[str, Any]:
+        """Per-request scratch space shared by the plugins."""
+        found = self._vars
+        if found is None:
+            found = self._vars = {}
+        return found
+
+    @property
+    def body_filters(self) -> list[BodyFilter]:
+        """See the module docstring."""
+        found = self._body_filters
+        if found is None:
+            found = self._body_filters = []
+        return found
 
     @property
     def latency(self) -> float:

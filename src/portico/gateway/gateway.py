@@ -14,7 +14,6 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -31,7 +30,7 @@ from portico.gateway.config import (
 )
 from portico.gateway.context import Reply, RequestContext, ResponseHeaders
 from portico.gateway.counters import LocalCounters
-from portico.gateway.http.proxy import BodyTransform, Target, forward
+from portico.gateway.http.proxy import BodyTransform, forward
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
 from portico.gateway.metrics import GatewayMetrics
@@ -51,10 +50,18 @@ def error_body(message: str) -> bytes:
     return ('{"error_msg":"' + message.replace('"', "'") + '"}').encode()
 
 
-@dataclass
 class HostTable:
-    exact: dict[str, str]
-    wildcards: list[tuple[str, str]]  # (".example.com", env id), longest suffix first
+    """Host header → environment. The answer for each Host value seen is remembered (a
+    keep-alive client sends the same one every time), up to ``MEMO_SIZE`` values."""
+
+    MEMO_SIZE = 4096
+
+    __slots__ = ("_memo", "exact", "wildcards")
+
+    def __init__(self, exact: dict[str, str], wildcards: list[tuple[str, str]]) -> None:
+        self.exact = exact
+        self.wildcards = wildcards  # (".example.com", env id), longest suffix first
+        self._memo: dict[str, tuple[str, str | None]] = {}
 
     @classmethod
     def build(cls, environments: dict[str, EnvironmentRuntime]) -> HostTable:
@@ -78,6 +85,18 @@ class HostTable:
                 return env_id
         return None
 
+    def lookup(self, raw: str) -> tuple[str, str | None]:
+        """The host a Host header value names (see :func:`host_of`) and its environment."""
+        found = self._memo.get(raw)
+        if found is None:
+            host = host_of(raw)
+            found = (host, self.find(host))
+            memo = self._memo
+            if len(memo) >= self.MEMO_SIZE:
+                memo.clear()  # many distinct Host values: a client making them up
+            memo[raw] = found
+        return found
+
 
 #: round robin, least connections and EWMA read nothing of the request
 _NO_PICK_CONTEXT = PickContext(client_ip="", headers={}, args={}, consumer=None, vars={})
@@ -99,9 +118,9 @@ def body_transform(ctx: RequestContext) -> BodyTransform:
     return transform
 
 
-def request_host(request: Request) -> str:
-    """The Host header without its port, lower-cased (IPv6 literals keep their brackets)."""
-    raw = (request.header("host") or "").strip().lower()
+def host_of(raw: str) -> str:
+    """A Host header without its port, lower-cased (IPv6 literals keep their brackets)."""
+    raw = raw.strip().lower()
     if raw.startswith("["):
         return raw.split("]", 1)[0] + "]"
     return raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
@@ -195,38 +214,45 @@ class Gateway:
     # ------------------------------------------------------------------ per request
 
     async def handle(self, request: Request, responder: Responder) -> None:
-        host = request_host(request)
-        env_id = self.hosts.find(host)
+        incoming_id = request.request_id
+        if incoming_id and _REQUEST_ID.match(incoming_id):
+            request_id = incoming_id
+        else:
+            request_id = os.urandom(16).hex()
+        responder.tag = ("x-request-id", request_id)  # on every answer, errors included
+        host, env_id = self.hosts.lookup(request.host)
         if env_id is None:
-            await responder.send(404, JSON, error_body("404 Route Not Found"))
+            responder.send(404, JSON, error_body("404 Route Not Found"))
             return
         env = self.environments[env_id]
         try:
             path = normalize_path(request.path)
         except PathRejected:
-            await responder.send(400, JSON, error_body("400 Bad Request: invalid path"))
+            responder.send(400, JSON, error_body("400 Bad Request: invalid path"))
             return
         match = env.router.match(request.method, host, path)
         if match is None:
-            await responder.send(404, JSON, error_body("404 Route Not Found"))
+            responder.send(404, JSON, error_body("404 Route Not Found"))
             return
         route = env.routes[match.route.id]
         if route.unsupported:
             message = f"503 plugin {route.unsupported[0]} is not supported by this gateway"
-            await responder.send(503, JSON, error_body(message))
+            responder.send(503, JSON, error_body(message))
             return
-        incoming_id = request.header("x-request-id") or ""
         ctx = RequestContext(
-            request=request,
-            route=match.route,
-            params=match.params,
-            path=path,
-            host=host,
-            client_ip=self.client_address.of(request),
-            request_id=incoming_id if _REQUEST_ID.match(incoming_id) else os.urandom(16).hex(),
-            started=time.perf_counter(),
+            request,
+            match.route,
+            match.params,
+            path,
+            host,
+            self.client_address.of(request),
+            request_id,
+            time.perf_counter(),
         )
-        reply, chain = await self._access(env, route.chain, ctx)
+        chain = route.chain
+        reply = None
+        if chain:
+            reply, chain = await self._access(env, chain, ctx)
         if reply is not None:
             await self._reply(chain, ctx, reply, responder)
         else:
@@ -268,7 +294,10 @@ class Gateway:
     def _filter_headers(
         chain: Chain, ctx: RequestContext, status: int, headers: ResponseHeaders
     ) -> list[tuple[str, str]]:
-        headers.update(ctx.response_headers)
+        """The headers after every plugin's header filter. The X-Request-Id set last is also
+        the responder's tag: it is here for what the filters and loggers see."""
+        if ctx._response_headers:
+            headers.update(ctx._response_headers)
         for _, plugin in chain:
             plugin.header_filter(ctx, status, headers)
         headers["x-request-id"] = ctx.request_id
@@ -280,9 +309,9 @@ class Gateway:
         ctx.status = reply.status
         headers = self._filter_headers(chain, ctx, reply.status, ResponseHeaders(reply.headers))
         body = reply.body
-        for body_filter in ctx.body_filters:
+        for body_filter in ctx._body_filters or ():
             body = body_filter(ctx, body, True)
-        await responder.send(ctx.status, headers, body)  # a header filter may change it
+        responder.send(ctx.status, headers, body)  # a header filter may change it
         ctx.request_bytes = request_bytes_of(ctx.request)
         ctx.response_bytes = len(body)
 
@@ -292,7 +321,7 @@ class Gateway:
         upstream = route.upstream
         if upstream is None:
             ctx.status = 502
-            await responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
+            responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
             return
         request = ctx.request
         if upstream.hashed:  # only a hash key reads headers, arguments and variables
@@ -307,34 +336,34 @@ class Gateway:
             pick = _NO_PICK_CONTEXT
         tried: list[Node] = []
         balancer = upstream.balancer
-        tls = upstream.tls
 
-        def next_target() -> Target | None:
+        def next_target() -> Node | None:
             node = balancer.pick(pick, exclude=tried)
-            if node is None:
-                return None
-            tried.append(node)
-            balancer.started(node)
-            return Target(node.host, node.port, tls=tls)
+            if node is not None:
+                tried.append(node)
+                balancer.started(node)
+            return node
 
-        if ctx.remove_upstream_headers:
-            request.headers = [
-                (k, v) for k, v in request.headers if k not in ctx.remove_upstream_headers
-            ]
+        removed = ctx._remove_upstream_headers
+        if removed:
+            request.headers = [(k, v) for k, v in request.headers if k not in removed]
         extra = [("x-request-id", ctx.request_id)]
-        extra += [(k, v) for k, v in ctx.upstream_headers.items() if k != "host"]
+        if ctx._upstream_headers:
+            extra += [(k, v) for k, v in ctx._upstream_headers.items() if k != "host"]
 
-        async def on_response(
+        def on_response(
             response: UpstreamResponse, headers: list[tuple[str, str]]
         ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
             ctx.status = response.status
+            if not chain and not ctx._response_headers:
+                return headers, None  # nothing rewrites the answer (the responder tags it)
             out = self._filter_headers(
                 chain, ctx, response.status, ResponseHeaders.lowered(headers)
             )
             # a header filter may change the status the client gets (response-rewrite); the
             # proxy sends response.status, and judges the node by the status it answered
             response.status = ctx.status
-            return out, body_transform(ctx) if ctx.body_filters else None
+            return out, body_transform(ctx) if ctx._body_filters else None
 
         started = time.perf_counter()
         result = await forward(
@@ -347,6 +376,7 @@ class Gateway:
             extra_headers=extra,
             timeouts=upstream.timeouts,
             retries=upstream.retries,
+            tls=upstream.tls,
             on_response=on_response,
         )
         ctx.status = responder.status or result.status  # what the client got (0: nothing sent)
@@ -375,11 +405,11 @@ class Gateway:
 
     @staticmethod
     def _upstream_host(ctx: RequestContext, upstream: UpstreamRuntime) -> str:
-        if "host" in ctx.upstream_headers:
-            return ctx.upstream_headers["host"]
+        if ctx._upstream_headers and "host" in ctx._upstream_headers:
+            return ctx._upstream_headers["host"]
         if upstream.fixed_host is not None:
             return upstream.fixed_host
-        return ctx.request.header("host") or ctx.host
+        return ctx.request.host or ctx.host
 
 
 __all__ = ["Gateway", "SnapshotRefused"]

@@ -19,7 +19,7 @@ def status_handler(gateway: Gateway) -> Handler:
         if request.path == "/ready":
             ready = gateway.ready
             body = {"ready": ready, "versions": gateway.versions()}
-            await responder.send(200 if ready else 503, JSON, json.dumps(body).encode())
+            responder.send(200 if ready else 503, JSON, json.dumps(body).encode())
         elif request.path == "/status":
             body = {
                 "environments": {
@@ -36,11 +36,11 @@ def status_handler(gateway: Gateway) -> Handler:
                     for upstream_id, checker in gateway.health.live().items()
                 },
             }
-            await responder.send(200, JSON, json.dumps(body, default=str).encode())
+            responder.send(200, JSON, json.dumps(body, default=str).encode())
         elif request.path == "/metrics":
             metrics = gateway.metrics.exposition()
-            await responder.send(200, [("content-type", CONTENT_TYPE)], metrics)
+            responder.send(200, [("content-type", CONTENT_TYPE)], metrics)
         else:
-            await responder.send(404, JSON, b'{"error_msg":"404 Not Found"}')
+            responder.send(404, JSON, b'{"error_msg":"404 Not Found"}')
 
     return handle

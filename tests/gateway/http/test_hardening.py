@@ -22,7 +22,7 @@ served: list[str] = []
 async def consume(request: Request, responder: Responder) -> None:
     served.append(request.path)
     body = await request.body.read()
-    await responder.send(200, [], b"read %d" % len(body))
+    responder.send(200, [], b"read %d" % len(body))
 
 
 ATTACKS = {

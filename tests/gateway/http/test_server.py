@@ -15,7 +15,7 @@ from .conftest import ServerFactory, raw_exchange, read_all
 
 
 async def hello(request: Request, responder: Responder) -> None:
-    await responder.send(200, [("content-type", "text/plain")], b"hello")
+    responder.send(200, [("content-type", "text/plain")], b"hello")
 
 
 async def echo_body(request: Request, responder: Responder) -> None:
@@ -32,14 +32,14 @@ async def echo_body(request: Request, responder: Responder) -> None:
         "content_length": request.content_length,
         "keep_alive": request.keep_alive,
     }
-    await responder.send(200, [("content-type", "application/json")], json.dumps(payload).encode())
+    responder.send(200, [("content-type", "application/json")], json.dumps(payload).encode())
 
 
 async def streamed(request: Request, responder: Responder) -> None:
-    await responder.start(200, [("content-type", "text/plain")])
+    responder.start(200, [("content-type", "text/plain")])
     for part in (b"one,", b"two,", b"three"):
         await responder.write(part)
-    await responder.end()
+    responder.end()
 
 
 async def test_keep_alive_reuses_the_connection(http_server: ServerFactory) -> None:
@@ -154,7 +154,7 @@ async def test_pipelined_requests_answered_in_order(http_server: ServerFactory) 
     async def slow_first(request: Request, responder: Responder) -> None:
         if request.path == "/1":
             await asyncio.sleep(0.05)
-        await responder.send(200, [], request.path.encode())
+        responder.send(200, [], request.path.encode())
 
     port = await http_server(slow_first)
     raw = b"".join(
@@ -195,7 +195,7 @@ async def test_handler_exception_is_500_json_without_details(http_server: Server
 
 async def test_handler_exception_after_start_closes_connection(http_server: ServerFactory) -> None:
     async def half(request: Request, responder: Responder) -> None:
-        await responder.start(200, [])
+        responder.start(200, [])
         await responder.write(b"partial")
         raise RuntimeError("boom")
 
@@ -218,7 +218,7 @@ async def test_handler_without_response_is_500(http_server: ServerFactory) -> No
 
 async def test_send_error_is_apisix_shaped(http_server: ServerFactory) -> None:
     async def not_found(request: Request, responder: Responder) -> None:
-        await responder.send_error(404, "404 Route Not Found")
+        responder.send_error(404, "404 Route Not Found")
 
     port = await http_server(not_found)
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
@@ -230,7 +230,7 @@ async def test_send_error_is_apisix_shaped(http_server: ServerFactory) -> None:
 
 async def test_response_header_injection_is_refused(http_server: ServerFactory) -> None:
     async def inject(request: Request, responder: Responder) -> None:
-        await responder.send(200, [("x-a", "1\r\nSet-Cookie: evil=1")], b"")
+        responder.send(200, [("x-a", "1\r\nSet-Cookie: evil=1")], b"")
 
     port = await http_server(inject)
     result = await raw_exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -288,7 +288,7 @@ async def test_request_body_back_pressure(http_server: ServerFactory) -> None:
         total = 0
         async for chunk in request.body:
             total += len(chunk)
-        await responder.send(200, [], str(total).encode())
+        responder.send(200, [], str(total).encode())
 
     port = await http_server(late_reader, Limits(max_body_bytes=64 * 1024 * 1024))
     size = 32 * 1024 * 1024
@@ -343,7 +343,7 @@ async def test_exception_after_start_but_before_any_byte_is_500(
     http_server: ServerFactory,
 ) -> None:
     async def late_failure(request: Request, responder: Responder) -> None:
-        await responder.start(200, [("content-type", "text/plain")])
+        responder.start(200, [("content-type", "text/plain")])
         raise RuntimeError("before the first byte")
 
     port = await http_server(late_failure)
@@ -400,7 +400,7 @@ async def test_shutdown_finishes_requests_in_flight(http_server: ServerFactory) 
 
     async def slow(request: Request, responder: Responder) -> None:
         await release.wait()
-        await responder.send(200, [], b"done")
+        responder.send(200, [], b"done")
 
     server = await serve(slow, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
@@ -444,7 +444,7 @@ async def test_a_header_with_a_line_break_never_splits_the_response(
         async def handler(
             request: Request, responder: Responder, header: tuple[str, str] = header
         ) -> None:
-            await responder.send(200, [("content-type", "text/plain"), header], b"x")
+            responder.send(200, [("content-type", "text/plain"), header], b"x")
 
         port = await http_server(handler)
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:

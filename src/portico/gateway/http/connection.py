@@ -268,14 +268,14 @@ class HttpProtocol(asyncio.Protocol):
             if not responder.committed and not self.closed and exc.status < 499:
                 self.must_close = True
                 responder.reset()
-                await responder.send_error(exc.status)
+                responder.send_error(exc.status)
             elif not responder.ended:
                 self.close()
         except Exception:
             logger.exception("handler failed for %s %s", request.method, request.path)
             if not responder.committed and not self.closed:
                 responder.reset()
-                await responder.send_error(500)
+                responder.send_error(500)
             elif not responder.ended:
                 self.close()
         except asyncio.CancelledError:
@@ -283,12 +283,12 @@ class HttpProtocol(asyncio.Protocol):
             if not self._detached:
                 self.close()
             raise
-        if not responder.ended and not self._detached:
+        if not responder.ended and not self._detached and not self.closed:
             if responder.started:
-                await responder.end()
-            else:
+                responder.end()
+            else:  # (a client that left before any answer was written is nobody to tell)
                 logger.error("handler sent no response for %s %s", request.method, request.path)
-                await responder.send_error(500)
+                responder.send_error(500)
         if self.write_paused and not self.closed and not self._detached:
             with contextlib.suppress(ClientError):
                 await self.drain()  # a client that reads nothing gets no further responses

@@ -25,3 +25,31 @@ for _name in _COMMON.split(" "):
 HEADER_NAMES[b"User-agent"] = "user-agent"
 HEADER_NAMES[b"ETag"] = "etag"
 HEADER_NAMES[b"WWW-Authenticate"] = "www-authenticate"
+
+#: headers of one connection, never passed on by a proxy (RFC 9110 §7.6.1), and the ones the
+#: engine re-frames itself
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-authenticate",
+    }
+)
+#: Connection values that name no other header (the usual ones): no token to look for
+_PLAIN_CONNECTION = frozenset({"keep-alive", "close", "upgrade", "Keep-Alive", "Close", "Upgrade"})
+
+
+def connection_tokens(value: str | None) -> frozenset[str] | None:
+    """The header names a Connection header ``value`` lists beyond the hop-by-hop ones (they
+    are dropped with it), or None when it names none."""
+    if value is None or value in _PLAIN_CONNECTION:
+        return None
+    tokens = frozenset(token.strip() for token in value.lower().split(",")) - HOP_BY_HOP
+    tokens -= {""}
+    return tokens or None

@@ -20,10 +20,12 @@ upstream connection is dropped, nginx's ``proxy_ignore_client_abort off``) and t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, Awaitable, Callable
+from collections.abc import AsyncIterable, Callable, Container
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 
 from .errors import ClientDisconnected, ClientError
+from .names import HOP_BY_HOP, connection_tokens
 from .responder import Responder
 from .server import Request
 from .tunnel import relay
@@ -39,11 +41,12 @@ from .upstream import (
 
 __all__ = [
     "BodyTransform",
+    "Endpoint",
     "OnResponse",
     "ProxyResult",
     "Target",
     "forward",
-    "request_headers",
+    "request_head",
     "response_headers",
 ]
 
@@ -54,22 +57,9 @@ BodyTransform = Callable[[bytes, bool], bytes]
 #: may set ``response.status`` to change the status sent (the result keeps the node's)
 OnResponse = Callable[
     [UpstreamResponse, list[tuple[str, str]]],
-    Awaitable[tuple[list[tuple[str, str]], BodyTransform | None]],
+    tuple[list[tuple[str, str]], BodyTransform | None],
 ]
 
-HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "proxy-authorization",
-        "proxy-authenticate",
-    }
-)
 # Also rebuilt for the upstream rather than passed through.
 _REQUEST_DROP = HOP_BY_HOP | {
     "host",
@@ -81,11 +71,19 @@ _REQUEST_DROP = HOP_BY_HOP | {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Endpoint(Protocol):
+    """Where one attempt goes: a ``Target``, or the balancer's node itself."""
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def port(self) -> int: ...
+
+
+class Target(NamedTuple):
     host: str
     port: int
-    tls: bool = False
 
 
 @dataclass(slots=True)
@@ -102,81 +100,53 @@ class ProxyResult:
     error_kind: str | None = None
 
 
-def _connection_tokens(headers: list[tuple[str, str]]) -> set[str] | None:
-    tokens: set[str] | None = None
-    for name, value in headers:
-        if name == "connection":
-            for token in value.lower().split(","):
-                token = token.strip()
-                if token and token not in HOP_BY_HOP:
-                    if tokens is None:
-                        tokens = set()
-                    tokens.add(token)
-    return tokens
-
-
-def _replace(headers: list[tuple[str, str]], extra: list[tuple[str, str]]) -> None:
-    if len(extra) == 1:  # the usual case: X-Request-Id alone
-        name, value = extra[0]
-        name = name.lower()
-        headers[:] = [h for h in headers if h[0] != name]
-        headers.append((name, value))
-        return
-    lowered = [(name.lower(), value) for name, value in extra]
-    names = {name for name, _ in lowered}
-    headers[:] = [h for h in headers if h[0] not in names]
-    headers += lowered
-
-
-def request_headers(
-    request: Request, host_header: str, extra_headers: list[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """The header list the upstream receives (see the module docstring)."""
-    out = [("host", host_header)]
+def request_head(request: Request, host_header: str, extra_headers: list[tuple[str, str]]) -> str:
+    """The header lines the upstream receives, ``name: value\r\n`` each, rendered in one pass
+    over the client's headers (see the module docstring for what is dropped and added);
+    ``extra_headers`` replace same-named ones."""
+    if len(extra_headers) == 1:  # the usual case: X-Request-Id alone
+        replaced: Container[str] = (extra_headers[0][0].lower(),)
+    else:
+        replaced = {name.lower() for name, _ in extra_headers}
+    tokens = connection_tokens(request.connection) if request.connection else None
+    parts = ["host: ", host_header, "\r\n"]
     forwarded_for: str | None = None
     original_host = ""
-    has_connection = False
     upgrade = ""
-    for header in request.headers:
-        name = header[0]
-        if name not in _REQUEST_DROP:
-            out.append(header)
-        elif name == "x-forwarded-for":
-            forwarded_for = header[1] if forwarded_for is None else f"{forwarded_for}, {header[1]}"
-        elif name == "host":
-            original_host = header[1]
-        elif name == "connection":
-            has_connection = True
-        elif name == "upgrade":
-            upgrade = header[1]
-    if has_connection:
-        tokens = _connection_tokens(request.headers)
-        if tokens:
-            out = [h for h in out if h[0] not in tokens]
+    for name, value in request.headers:
+        if name in _REQUEST_DROP:
+            if name == "x-forwarded-for":
+                forwarded_for = value if forwarded_for is None else f"{forwarded_for}, {value}"
+            elif name == "host":
+                original_host = value
+            elif name == "upgrade":
+                upgrade = value
+        elif name not in replaced and (tokens is None or name not in tokens):
+            parts += (name, ": ", value, "\r\n")
     client_ip = request.client_ip
-    out.append(
-        ("x-forwarded-for", client_ip if forwarded_for is None else f"{forwarded_for}, {client_ip}")
+    parts += (
+        "x-forwarded-for: ",
+        client_ip if forwarded_for is None else f"{forwarded_for}, {client_ip}",
+        "\r\nx-forwarded-proto: ",
+        request.scheme,
+        "\r\n",
     )
-    out.append(("x-forwarded-proto", request.scheme))
     if original_host:
-        out.append(("x-forwarded-host", original_host))
+        parts += ("x-forwarded-host: ", original_host, "\r\n")
     if request.upgrade:
-        out.append(("connection", "upgrade"))
-        out.append(("upgrade", upgrade))
-    if extra_headers:
-        _replace(out, extra_headers)
-    return out
+        parts += ("connection: upgrade\r\nupgrade: ", upgrade, "\r\n")
+    for name, value in extra_headers:
+        parts += (name.lower(), ": ", value, "\r\n")
+    return "".join(parts)
 
 
 def response_headers(response: UpstreamResponse) -> list[tuple[str, str]]:
-    """The upstream's headers without the hop-by-hop ones (framing is redone per client)."""
-    headers = response.headers
-    out = [h for h in headers if h[0] not in HOP_BY_HOP]
-    if len(out) != len(headers):
-        tokens = _connection_tokens(headers)
-        if tokens:
-            out = [h for h in out if h[0] not in tokens]
-    return out
+    """The upstream's headers as the client gets them: the hop-by-hop ones were left out as
+    they were parsed (framing is redone per client); here also those its Connection names."""
+    tokens = connection_tokens(response.connection)
+    if tokens:
+        return [h for h in response.headers if h[0] not in tokens]
+    return response.headers
 
 
 async def forward(
@@ -184,19 +154,20 @@ async def forward(
     responder: Responder,
     *,
     pool: UpstreamPool,
-    targets: Callable[[], Target | None],
+    targets: Callable[[], Endpoint | None],
     path: str,
     host_header: str,
     extra_headers: list[tuple[str, str]],
     timeouts: Timeouts,
     retries: int,
+    tls: bool = False,
     on_response: OnResponse | None = None,
 ) -> ProxyResult:
     loop = responder.loop
     started = loop.time()
     query = request.query
     target = path if not query else f"{path}{'&' if '?' in path else '?'}{query}"
-    headers = request_headers(request, host_header, extra_headers)
+    headers = request_head(request, host_header, extra_headers)
     body: AsyncIterable[bytes] | bytes | None
     content_length = request.content_length
     if content_length is None and not request.body.chunked:
@@ -234,7 +205,7 @@ async def forward(
                     body,
                     content_length,
                     timeouts,
-                    node.tls,
+                    tls,
                 )
                 break
             except ConnectFailed as exc:
@@ -273,7 +244,7 @@ async def forward(
     upstream_addr = ", ".join(tried) if tried else None
     if response is None:
         if status != 499 and not responder.started:
-            await responder.send_error(status)
+            responder.send_error(status)
         return ProxyResult(
             status, upstream_addr, loop.time() - started, request.body.received, 0, error, kind
         )
@@ -290,7 +261,6 @@ async def _relay(
     started: float,
     request: Request,
 ) -> ProxyResult:
-    loop = responder.loop
     error: str | None = None
     kind: str | None = None
     status = response.status
@@ -298,21 +268,13 @@ async def _relay(
         headers = response_headers(response)
         transform: BodyTransform | None = None
         if on_response is not None:
-            headers, transform = await on_response(response, headers)
-        await responder.start(response.status, headers)
-        write = responder.write
-        if transform is None:
-            async for chunk in response.body:
-                await write(chunk)
+            headers, transform = on_response(response, headers)
+        responder.start(response.status, headers)
+        complete = response.complete
+        if complete is not None:  # the whole body came with the head: one write
+            responder.write_last(complete if transform is None else transform(complete, True))
         else:
-            async for chunk in response.body:
-                out = transform(chunk, False)
-                if out:
-                    await write(out)
-            out = transform(b"", True)
-            if out:
-                await write(out)
-        await responder.end()
+            await _stream(responder, response.body, transform)
     except UpstreamError as exc:
         error = str(exc)
         kind = "timeout" if isinstance(exc, UpstreamTimeout) else "reset"
@@ -321,7 +283,7 @@ async def _relay(
         else:  # failed before the first body byte: the head was still held back
             status = 504 if isinstance(exc, UpstreamTimeout) else 502
             responder.reset()
-            await responder.send_error(status)
+            responder.send_error(status)
     except ClientDisconnected:
         error, kind = "client disconnected", "client"
         response.close()
@@ -331,12 +293,30 @@ async def _relay(
     return ProxyResult(
         status,
         upstream_addr,
-        loop.time() - started,
+        responder.loop.time() - started,
         request.body.received,
         responder.bytes_written,
         error,
         kind,
     )
+
+
+async def _stream(
+    responder: Responder, body: AsyncIterable[bytes], transform: BodyTransform | None
+) -> None:
+    write = responder.write
+    if transform is None:
+        async for chunk in body:
+            await write(chunk)
+    else:
+        async for chunk in body:
+            out = transform(chunk, False)
+            if out:
+                await write(out)
+        out = transform(b"", True)
+        if out:
+            await write(out)
+    responder.end()
 
 
 async def _tunnel(
@@ -350,7 +330,7 @@ async def _tunnel(
     loop = asyncio.get_running_loop()
     if not request.upgrade or response.status != 101:
         response.close()
-        await responder.send_error(502)
+        responder.send_error(502)
         return ProxyResult(
             502,
             upstream_addr,
@@ -362,10 +342,9 @@ async def _tunnel(
         )
     headers = response_headers(response)
     headers.append(("connection", "upgrade"))
-    upgrade = next((v for k, v in response.headers if k == "upgrade"), None)
-    if upgrade is not None:
-        headers.append(("upgrade", upgrade))
-    await responder.start(101, headers)
+    if response.upgrade is not None:
+        headers.append(("upgrade", response.upgrade))
+    responder.start(101, headers)
     client, client_pending = responder.detach()
     upstream, upstream_pending = response.detach()
     sent, received = await relay(

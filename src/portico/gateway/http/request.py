@@ -35,6 +35,9 @@ class Request:
     content_length: int | None  # None when chunked or without body
     body: RequestBody
     http_version: str = "1.1"
+    host: str = ""  # the Host header as received ("" without one)
+    request_id: str = ""  # the X-Request-Id header as received ("" without one)
+    connection: str | None = None  # the Connection header(s), comma-joined
 
     def header(self, name: str) -> str | None:
         """First value of ``name`` (case-insensitive)."""
@@ -69,7 +72,9 @@ class HeadError(Exception):
 
 
 _METHODS = {m.encode(): m for m in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")}
-_SPECIAL = frozenset({"content-length", "transfer-encoding", "host", "expect"})
+_SPECIAL = frozenset(
+    {"content-length", "transfer-encoding", "host", "expect", "x-request-id", "connection"}
+)
 
 
 class RequestHead:
@@ -77,10 +82,13 @@ class RequestHead:
     ``on_header`` are handed to the parser directly."""
 
     __slots__ = (
+        "_connection",
         "_content_length",
         "_expect",
+        "_host",
         "_host_count",
         "_max_headers",
+        "_request_id",
         "_te",
         "headers",
         "open",
@@ -100,6 +108,9 @@ class RequestHead:
         self._content_length: str | None = None
         self._te: str | None = None
         self._host_count = 0
+        self._host = ""
+        self._request_id = ""
+        self._connection: str | None = None
         self._expect: str | None = None
 
     def on_url(self, url: bytes) -> None:
@@ -124,6 +135,13 @@ class RequestHead:
                 self._te = text
             elif key == "host":
                 self._host_count += 1
+                self._host = text
+            elif key == "x-request-id":
+                if not self._request_id:
+                    self._request_id = text
+            elif key == "connection":
+                seen = self._connection
+                self._connection = text if seen is None else f"{seen},{text}"
             else:
                 self._expect = text
         if len(headers) > self._max_headers:
@@ -156,11 +174,12 @@ class RequestHead:
         if self._host_count != 1 and (self._host_count > 1 or not http10):
             raise HeadError(400)  # RFC 9112 §3.2: exactly one Host (HTTP/1.0 may omit it)
         headers = self.headers
+        host = self._host
         target = url.decode("latin-1")
         q = target.find("?")
         path, query = (target, "") if q < 0 else (target[:q], target[q + 1 :])
         if path[:1] != "/":
-            path = _other_form(path, method, headers)
+            path, host = _other_form(path, method, headers, host)
         expect = self._expect
         if expect is not None:
             if http10:
@@ -198,16 +217,22 @@ class RequestHead:
             content_length,
             body,
             version,
+            host,
+            self._request_id,
+            self._connection,
         )
         self.reset()
         return request, http10
 
 
-def _other_form(path: str, method: str, headers: list[tuple[str, str]]) -> str:
+def _other_form(
+    path: str, method: str, headers: list[tuple[str, str]], host: str
+) -> tuple[str, str]:
     """asterisk-form (``OPTIONS *``) or absolute-form (RFC 9112 §3.2.2: the authority replaces
-    Host and the path is what follows it); anything else is a 400."""
+    Host and the path is what follows it); anything else is a 400. Returns the path and the
+    Host."""
     if path == "*" and method == "OPTIONS":
-        return path
+        return path, host
     lower = path[:8].lower()
     if not lower.startswith(("http://", "https://")):
         raise HeadError(400)
@@ -219,4 +244,4 @@ def _other_form(path: str, method: str, headers: list[tuple[str, str]]) -> str:
     for i, (key, _) in enumerate(headers):
         if key == "host":
             headers[i] = ("host", authority)
-    return path
+    return path, authority

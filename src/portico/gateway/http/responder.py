@@ -57,6 +57,7 @@ class Responder:
         "http10",
         "keep_alive",
         "status",
+        "tag",
     )
 
     def __init__(self, proto: HttpProtocol, *, head_only: bool, http10: bool, keep_alive: bool):
@@ -72,6 +73,9 @@ class Responder:
         self.disconnected = False
         self.status = 0
         self.bytes_written = 0
+        #: a header every response to this request carries, replacing any of the same
+        #: (lower-case) name among the headers given: the gateway's X-Request-Id
+        self.tag: tuple[str, str] | None = None
 
     @property
     def started(self) -> bool:
@@ -94,7 +98,7 @@ class Responder:
         self._head = None
         self.status = 0
 
-    async def start(self, status: int, headers: list[tuple[str, str]]) -> None:
+    def start(self, status: int, headers: list[tuple[str, str]]) -> None:
         """Status line and headers. A ``content-length`` among them frames the body; without
         one the body is chunked (HTTP/1.1) or ends with the connection (HTTP/1.0).
         ``transfer-encoding`` is the engine's business and is dropped if given."""
@@ -138,7 +142,7 @@ class Responder:
         if proto.write_paused:
             await proto.drain()
 
-    async def end(self) -> None:
+    def end(self) -> None:
         """Finish the response (the terminating chunk when chunked)."""
         if self._state == _FRESH:
             raise RuntimeError("end() before start()")
@@ -158,7 +162,46 @@ class Responder:
             # Fewer bytes than announced: only closing tells the client.
             proto.close()
 
-    async def send(self, status: int, headers: list[tuple[str, str]], body: bytes = b"") -> None:
+    def write_last(self, chunk: bytes) -> None:
+        """The last body chunk (may be empty) and the end of the response, in one write with
+        the head when it is still held back: a complete answer costs one system call. Does not
+        wait for a client that is not reading (the connection drains before its next
+        response)."""
+        if self._state != _STARTED:
+            raise RuntimeError("write_last() outside start() … end()")
+        proto = self._proto
+        if proto.closed:
+            raise ClientDisconnected("client disconnected")
+        head = self._head
+        pieces: list[bytes] = [] if head is None else [head]
+        mode = self._mode
+        n = len(chunk)
+        if mode == _CHUNKED:
+            if n:
+                pieces += (b"%x\r\n" % n, chunk, b"\r\n0\r\n\r\n")
+            else:
+                pieces.append(b"0\r\n\r\n")
+        elif mode == _NONE:  # HEAD, 204, 304: the body is not sent
+            n = 0
+        else:
+            if mode == _LENGTH:
+                if n > self._remaining:
+                    proto.close()
+                    raise RuntimeError("response body longer than its content-length")
+                self._remaining -= n
+            if n:
+                pieces.append(chunk)
+        self._head = None
+        self._state = _DONE
+        self.bytes_written += n
+        if len(pieces) == 1:
+            proto.transport.write(pieces[0])
+        elif pieces:
+            proto.transport.writelines(pieces)
+        if mode == _LENGTH and self._remaining:
+            proto.close()  # fewer bytes than announced: only closing tells the client
+
+    def send(self, status: int, headers: list[tuple[str, str]], body: bytes = b"") -> None:
         """The whole response in one write, with ``content-length``."""
         head = self._build(status, headers, len(body))
         self._state = _DONE
@@ -171,9 +214,9 @@ class Responder:
             self.bytes_written = len(body)
             proto.transport.write(head + body)
 
-    async def send_error(self, status: int, message: str | None = None) -> None:
+    def send_error(self, status: int, message: str | None = None) -> None:
         """``{"error_msg": ...}`` JSON, the shape of every answer the gateway makes itself."""
-        await self.send(status, [("content-type", "application/json")], error_body(status, message))
+        self.send(status, [("content-type", "application/json")], error_body(status, message))
 
     def abort(self) -> None:
         """The response cannot be completed (the upstream failed mid-body): close the connection
@@ -224,8 +267,12 @@ class Responder:
         parts = [_status_line(status)]
         declared: int | None = None
         own_connection = False
+        tag_name, tag_value = self.tag or ("", "")
+        tag_size = len(tag_name) or -1
         for name, value in headers:
             size = len(name)
+            if size == tag_size and name.lower() == tag_name:
+                continue
             if size == 14 and name.lower() == "content-length":
                 if length is not None:
                     continue  # send() frames the body it was given
@@ -239,6 +286,8 @@ class Responder:
                 if "close" in value.lower():
                     keep_alive = False
             parts += (name, ": ", value, "\r\n")
+        if tag_name:
+            parts += (tag_name, ": ", tag_value, "\r\n")
         after_headers = len(parts)
         if status < 200 or status == 204 or status == 304:
             self._mode = _NONE

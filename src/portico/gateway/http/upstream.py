@@ -30,6 +30,7 @@ from .errors import (
     UpstreamReset,
     UpstreamTimeout,
 )
+from .errors import reason as default_reason
 from .upstream_conn import Connection
 
 __all__ = [
@@ -129,15 +130,41 @@ class _EmptyBody:
 _EMPTY = _EmptyBody()
 
 
-@dataclass(eq=False)
+class _Complete:
+    """A body that had wholly arrived, as an async iterator of one chunk."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        data = self._data
+        if data is None:
+            raise StopAsyncIteration
+        self._data = None
+        return data
+
+
+@dataclass(eq=False, slots=True)
 class UpstreamResponse:
     status: int
     reason: str
-    headers: list[tuple[str, str]]  # names lower-cased
+    #: names lower-cased, without the hop-by-hop ones (``connection`` and ``upgrade`` keep
+    #: what those said; see ``names.connection_tokens`` for the headers Connection names)
+    headers: list[tuple[str, str]]
     body: AsyncIterator[bytes]  # the connection returns to the pool once fully read
     content_length: int | None
     chunked: bool
     upgraded: bool
+    connection: str | None = None
+    upgrade: str | None = None
+    #: the whole body, when it had arrived with the head (the connection is then back in the
+    #: pool; ``body`` yields it too)
+    complete: bytes | None = None
     _conn: Connection | None = field(default=None, repr=False)
 
     def close(self) -> None:
@@ -158,6 +185,37 @@ class UpstreamResponse:
             raise RuntimeError("detach() needs an upgraded response")
         self._conn = None
         return conn.detach()
+
+
+def _response(conn: Connection, read_timeout: float) -> UpstreamResponse:
+    """The answer whose head ``conn`` has just read."""
+    complete: bytes | None = None
+    owner: Connection | None = None
+    if conn.upgraded:
+        body: AsyncIterator[bytes] = _EMPTY
+        owner = conn
+    elif conn.done:
+        if conn.has_data:
+            complete = conn.take()
+            body = _Complete(complete)
+        else:
+            complete, body = b"", _EMPTY
+        conn.release()
+    else:
+        body = ResponseBody(conn, read_timeout)
+    return UpstreamResponse(
+        conn.status,
+        conn.reason or default_reason(conn.status),
+        conn.headers,
+        body,
+        conn.content_length,
+        conn.chunked,
+        conn.upgraded,
+        conn.connection,
+        conn.upgrade,
+        complete,
+        owner,
+    )
 
 
 class UpstreamPool:
@@ -185,61 +243,31 @@ class UpstreamPool:
         port: int,
         method: str,
         target: str,
-        headers: list[tuple[str, str]],
+        headers: list[tuple[str, str]] | str,
         body: AsyncIterable[bytes] | bytes | None,
         content_length: int | None,
         timeouts: Timeouts,
         tls: bool = False,
         server_hostname: str | None = None,
     ) -> UpstreamResponse:
+        """One exchange with ``host:port``. ``headers`` are pairs, or lines already rendered
+        (``name: value\r\n`` each; ``proxy.request_head``); either way without the framing
+        ones, which follow from ``body`` and ``content_length``."""
         key: _Key = (host, port, tls, server_hostname)
         conn = self._take(key)
         if conn is not None:
             try:
-                return await self._exchange(
-                    conn, method, target, headers, body, content_length, timeouts
-                )
+                await conn.exchange(method, target, headers, body, content_length, timeouts)
+                return _response(conn, timeouts.read)
             except StaleConnection as exc:
                 if not replayable(method, body):
                     raise UpstreamReset(str(exc)) from None
         conn = await self._connect(key, timeouts.connect)
         try:
-            return await self._exchange(
-                conn, method, target, headers, body, content_length, timeouts
-            )
+            await conn.exchange(method, target, headers, body, content_length, timeouts)
         except StaleConnection as exc:  # cannot be stale, but keep the public tree tidy
             raise UpstreamReset(str(exc)) from None
-
-    async def _exchange(
-        self,
-        conn: Connection,
-        method: str,
-        target: str,
-        headers: list[tuple[str, str]],
-        body: AsyncIterable[bytes] | bytes | None,
-        content_length: int | None,
-        timeouts: Timeouts,
-    ) -> UpstreamResponse:
-        await conn.exchange(method, target, headers, body, content_length, timeouts.send)
-        await conn.wait_head(timeouts.read)
-        if conn.upgraded:
-            response_body: AsyncIterator[bytes] = _EMPTY
-            owner: Connection | None = conn
-        elif conn.done and not conn.has_data:
-            conn.release()
-            response_body, owner = _EMPTY, None
-        else:
-            response_body, owner = ResponseBody(conn, timeouts.read), None
-        return UpstreamResponse(
-            conn.status,
-            conn.default_reason(),
-            conn.headers,
-            response_body,
-            conn.content_length,
-            conn.chunked,
-            conn.upgraded,
-            owner,
-        )
+        return _response(conn, timeouts.read)
 
     def _take(self, key: _Key) -> Connection | None:
         idle = self._idle.get(key)

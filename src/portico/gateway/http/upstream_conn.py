@@ -14,17 +14,18 @@ from typing import TYPE_CHECKING, cast
 import httptools
 
 from .errors import StaleConnection, UpstreamError, UpstreamReset, UpstreamTimeout
-from .errors import reason as default_reason
-from .names import HEADER_NAMES
+from .names import HEADER_NAMES, HOP_BY_HOP
 from .timer import Deadline
 
 if TYPE_CHECKING:
-    from .upstream import UpstreamPool
+    from .upstream import Timeouts, UpstreamPool
 
 HIGH_WATER = 256 * 1024
 # nginx refuses response heads beyond proxy_buffer_size ("upstream sent too big header").
 MAX_HEAD_BYTES = 64 * 1024
 _IDLE, _SEND, _READ, _BUSY = 0, 1, 2, 3
+#: response headers on_header looks at (the rest are only collected)
+_NOTED = HOP_BY_HOP | {"content-length"}
 
 
 class Connection(asyncio.Protocol):
@@ -43,6 +44,7 @@ class Connection(asyncio.Protocol):
         "buffered",
         "chunked",
         "closed",
+        "connection",
         "content_length",
         "detached",
         "done",
@@ -59,6 +61,7 @@ class Connection(asyncio.Protocol):
         "status",
         "timer",
         "transport",
+        "upgrade",
         "upgrade_buf",
         "upgraded",
         "write_paused",
@@ -86,6 +89,8 @@ class Connection(asyncio.Protocol):
         self.status = 0
         self.reason = ""
         self.headers: list[tuple[str, str]] = []
+        self.connection: str | None = None
+        self.upgrade: str | None = None
         self.content_length: int | None = None
         self.chunked = False
         self.keep_alive = False
@@ -176,6 +181,7 @@ class Connection(asyncio.Protocol):
     def on_message_begin(self) -> None:
         self.headers = []
         self.reason = ""
+        self.connection = self.upgrade = None
 
     def on_status(self, status: bytes) -> None:
         self.reason += status.decode("latin-1")
@@ -187,12 +193,20 @@ class Connection(asyncio.Protocol):
         if key is None:
             key = name.decode("latin-1").lower()
         text = value.decode("latin-1")
-        self.headers.append((key, text))
         self._head_size += len(name) + len(value) + 4
-        if key == "content-length":
-            self.content_length = int(text)
-        elif key == "transfer-encoding":
-            self.chunked = text.rpartition(",")[2].strip().lower() == "chunked"
+        if key in _NOTED:
+            if key == "content-length":
+                self.content_length = int(text)
+            else:  # hop-by-hop: noted, not passed on (the client's framing is redone)
+                if key == "transfer-encoding":
+                    self.chunked = text.rpartition(",")[2].strip().lower() == "chunked"
+                elif key == "connection":
+                    seen = self.connection
+                    self.connection = text if seen is None else f"{seen},{text}"
+                elif key == "upgrade":
+                    self.upgrade = text
+                return
+        self.headers.append((key, text))
 
     def on_headers_complete(self) -> None:
         parser = self._parser
@@ -235,20 +249,23 @@ class Connection(asyncio.Protocol):
         self,
         method: str,
         target: str,
-        headers: list[tuple[str, str]],
+        headers: list[tuple[str, str]] | str,
         body: AsyncIterable[bytes] | bytes | None,
         content_length: int | None,
-        send_timeout: float,
+        timeouts: Timeouts,
     ) -> None:
-        """Send the request and wait for the response head (the read timeout is armed by the
-        caller through ``wait_head``). Aborts the connection on any failure."""
+        """Send the request and wait for the response head (``head_done``), each wait bounded
+        by its timeout. Aborts the connection on any failure."""
         self._reset()
         self._phase = _BUSY
         self.requests += 1
         self._head_only = method == "HEAD"
         parts = [method, " ", target, " HTTP/1.1\r\n"]
-        for name, value in headers:
-            parts += (name, ": ", value, "\r\n")
+        if isinstance(headers, str):
+            parts.append(headers)
+        else:
+            for name, value in headers:
+                parts += (name, ": ", value, "\r\n")
         stream: AsyncIterable[bytes] | None = None
         payload: bytes | None = None
         if body is None:
@@ -273,10 +290,14 @@ class Connection(asyncio.Protocol):
             else:
                 self.transport.write(head)
             if self.write_paused:
-                await self._drain(send_timeout)
+                await self._drain(timeouts.send)
             if stream is not None:
-                await self._send_stream(stream, content_length, send_timeout)
+                await self._send_stream(stream, content_length, timeouts.send)
             self.body_sent = True
+            while not self.head_done:
+                if self.error is not None or self.closed:
+                    self._raise()
+                await self.wait(timeouts.read)
         except BaseException:
             self.abort()
             raise
@@ -308,18 +329,6 @@ class Connection(asyncio.Protocol):
         self.keep_alive = False
         if self.closed and not self.head_done:
             self._raise()
-
-    async def wait_head(self, read_timeout: float) -> None:
-        try:
-            while not self.head_done:
-                if self.error is not None or self.closed:
-                    self._raise()
-                await self.wait(read_timeout)
-        except BaseException:
-            self.abort()
-            raise
-        if not self.body_sent:
-            self.keep_alive = False
 
     def take(self) -> bytes:
         chunks = self._chunks
@@ -435,6 +444,3 @@ class Connection(asyncio.Protocol):
         buf = self.upgrade_buf
         self.upgrade_buf = None
         return self.transport, bytes(buf) if buf else b""
-
-    def default_reason(self) -> str:
-        return self.reason or default_reason(self.status)
