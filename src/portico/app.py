@@ -12,6 +12,7 @@ from portico import __version__
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.middleware import RequestContextMiddleware
+from portico.core.problem_pages import router as problem_pages_router
 from portico.core.problems import install_problem_handlers
 from portico.core.refresh import RefreshTokenStore
 from portico.core.settings import Settings
@@ -33,9 +34,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
-        limiter = getattr(admin_api.state, "rate_limiter", None)
-        if limiter is not None:  # made on first use; holds a Redis pool when configured
-            await limiter.aclose()
+        await admin_api.state.rate_limiter.aclose()  # holds a Redis pool when configured
         await database.dispose()
 
     app = FastAPI(
@@ -59,8 +58,12 @@ def create_app(
         clock, ttl_seconds=settings.refresh_token_ttl_seconds, audience=MANAGEMENT_AUDIENCE
     )
     admin_api = create_marketplace_app(settings, database=database, clock=clock)
+    # one limiter for the process: portal registration counts beside the admin API's sign-ins
+    app.state.rate_limiter = admin_api.state.rate_limiter
     install_problem_handlers(app)
     include_management_routes(app)
+    # the pages the problem documents' ``type`` URIs name (relative: resolved at this root)
+    app.include_router(problem_pages_router)
     app.include_router(portal_jwks_router, prefix="/api/portal/v1")
     app.include_router(registration_router, prefix="/api/portal/v1")
     app.mount(PREFIX, admin_api)

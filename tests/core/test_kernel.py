@@ -75,6 +75,13 @@ def test_list_query_parses_page_size_sort_and_filters() -> None:
         ([("size", "101")], "size"),
         ([("size", "ten")], "size"),
         ([("name", "a"), ("name", "b")], "name"),
+        ([("page", "²")], "page"),  # str.isdigit() says yes, int() raises
+        ([("page", "١")], "page"),  # Arabic-Indic one: int() reads it as 1
+        ([("size", "٥")], "size"),
+        ([("page", "9" * 5000)], "page"),  # past int()'s 4300-digit limit
+        ([("sort", "name,name")], "sort"),
+        ([("sort", "name,-name")], "sort"),
+        ([("sort", "-createdAt,name,createdAt")], "sort"),
     ],
 )
 def test_list_query_rejects_unknown_and_malformed(
@@ -107,13 +114,15 @@ def _described_sort(spec: ListSpec) -> re.Pattern[str]:
     return re.compile(sort["schema"]["pattern"])
 
 
-_SORT_PARTS = st.sampled_from(["name", "-name", "createdAt", "-createdAt", "", "-", "nam", "x"])
+_SORT_PARTS = st.sampled_from(
+    ["name", "-name", "createdAt", "-createdAt", "", "-", "nam", "x", "name²", "١"]
+)
 
 
-@given(st.lists(_SORT_PARTS, max_size=4).map(",".join) | st.text(alphabet="-,acdeimnrtA"))
+@given(st.lists(_SORT_PARTS, max_size=4).map(",".join) | st.text(alphabet="-,acdeimnrtA²١"))
 def test_the_described_sort_pattern_admits_only_what_parse_accepts(raw: str) -> None:
     """A client that follows the OpenAPI document is never refused, and what the document
-    rules out (an empty sort, an unknown key) is refused."""
+    rules out (an empty sort, an unknown key, a key twice) is refused."""
     accepted = True
     try:
         SPEC.parse([("sort", raw)])
@@ -123,6 +132,51 @@ def test_the_described_sort_pattern_admits_only_what_parse_accepts(raw: str) -> 
         assert accepted, raw
     elif raw.strip() == raw and " " not in raw:
         assert not accepted, raw
+
+
+#: digits of any script (Nd: '١', '５'...; No: '²', '½'...), signs and spaces, and ASCII numbers
+_INTEGERS = (
+    st.text(alphabet=st.characters(categories=("Nd", "No")) | st.sampled_from("0123456789+- "))
+    | st.integers(min_value=-5, max_value=200).map(str)
+    | st.integers().map(str)
+)
+
+
+@given(st.sampled_from(["page", "size"]), _INTEGERS)
+def test_the_described_integer_bounds_admit_only_what_parse_accepts(name: str, raw: str) -> None:
+    """page and size are accepted exactly when they are ASCII digits within the described
+    bounds; anything else is a 400 naming the parameter, never another error."""
+    (described,) = (p for p in SPEC.openapi_parameters() if p["name"] == name)
+    bounds = described["schema"]
+    errors: list[dict[str, str]] = []
+    try:
+        query = SPEC.parse([(name, raw)])
+    except ValidationFailed as refused:
+        errors = refused.errors
+    else:
+        assert (query.page if name == "page" else query.size) == int(raw)
+    accepted = not errors
+    assert accepted or [e["parameter"] for e in errors] == [name]
+    valid = re.fullmatch("[0-9]+", raw) is not None and (
+        bounds["minimum"] <= int(raw) <= bounds["maximum"]
+    )
+    assert accepted == valid, raw
+
+
+def test_a_spec_accepts_what_it_parses() -> None:
+    spec = ListSpec(
+        sortable=frozenset({"name"}),
+        default_sort="name",
+        size_param="limit",
+        filterable=frozenset({"status"}),
+        filter_style="bracket",
+        extra_params=frozenset({"format"}),
+    )
+    for key in ("page", "limit", "sort", "filter[status]", "format"):
+        assert spec.accepts(key), key
+    for key in ("size", "status", "filter[colour]", "filter[", "colour"):
+        assert not spec.accepts(key), key
+    assert SPEC.accepts("name") and not SPEC.accepts("createdAt")
 
 
 def test_described_parameters_name_the_spec_s_parameters_and_filters() -> None:

@@ -16,6 +16,8 @@
     └── ServiceUnavailable            503 unavailable
 
 Domain errors subclass these (``EnvironmentNotFound(NotFound)``) and carry their message.
+A class that introduces a ``kind`` also says, in ``description``, when it happens and what to
+do: ``GET /problems/<kind>`` (``core/problem_pages.py``) serves it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ class PorticoError(Exception):
     kind: ClassVar[str] = "internal"
     title: ClassVar[str] = "Internal Server Error"
     default_detail: ClassVar[str] = "An unexpected error occurred."
+    #: when this kind of problem happens and what to do about it (the problem's page)
+    description: ClassVar[str] = (
+        "The server failed in a way it did not foresee; nothing the request asked for was "
+        "kept. Retry later; if it persists, report the response's X-Request-Id to the "
+        "operator, whose logs hold the cause."
+    )
     #: keep the transaction's work even though the request fails (see core.db.session)
     commit: ClassVar[bool] = False
 
@@ -67,11 +75,20 @@ class BadRequest(PorticoError):
     kind = "bad-request"
     title = "Bad Request"
     default_detail = "The request is not valid."
+    description = (
+        "The request cannot be understood or a value in it cannot be stored. `detail` says "
+        "what; correct the request before sending it again."
+    )
 
 
 class ValidationFailed(BadRequest):
     kind = "validation"
     title = "Validation Failed"
+    description = (
+        "A query parameter or a body field is unknown, missing or malformed. `errors` lists "
+        "each one: `parameter` names a query parameter, `pointer` a body field (JSON "
+        "pointer), `detail` what is wrong. Correct those and send the request again."
+    )
 
     def __init__(self, errors: Sequence[Mapping[str, str]], detail: str | None = None) -> None:
         first = errors[0]["detail"] if errors else "The request is not valid."
@@ -87,6 +104,11 @@ class Unauthorized(PorticoError):
     kind = "unauthorized"
     title = "Unauthorized"
     default_detail = "authentication required"
+    description = (
+        "No valid credentials: the token is missing, malformed, expired or revoked, or its "
+        "account can no longer sign in. Obtain a new token (sign in, or refresh) and send "
+        "it as `Authorization: Bearer <token>`."
+    )
 
     def __init__(self, detail: str | None = None) -> None:
         super().__init__(detail, headers={"WWW-Authenticate": "Bearer"})
@@ -101,6 +123,10 @@ class Forbidden(PorticoError):
     kind = "permission-denied"
     title = "Forbidden"
     default_detail = "You are not allowed to do this."
+    description = (
+        "The caller is authenticated but lacks a permission the endpoint needs; `permission` "
+        "names it when there is one. Ask an administrator for a role that grants it."
+    )
 
 
 class PermissionDenied(Forbidden):
@@ -117,6 +143,11 @@ class NotFound(PorticoError):
     kind = "not-found"
     title = "Not Found"
     default_detail = "The resource does not exist."
+    description = (
+        "Nothing answers to this path: no endpoint, or no resource with this id (an id that "
+        "is malformed, or belongs to another organisation, names nothing either). Check the "
+        "path and the id."
+    )
 
 
 class MethodNotAllowed(PorticoError):
@@ -124,6 +155,10 @@ class MethodNotAllowed(PorticoError):
     kind = "method-not-allowed"
     title = "Method Not Allowed"
     default_detail = "The method is not allowed on this resource."
+    description = (
+        "The path exists but does not answer to this HTTP method; the `Allow` header lists "
+        "the methods it does answer to."
+    )
 
 
 class Conflict(PorticoError):
@@ -131,6 +166,11 @@ class Conflict(PorticoError):
     kind = "conflict"
     title = "Conflict"
     default_detail = "The request conflicts with the current state."
+    description = (
+        "The request is valid but the resource's current state does not allow it (a "
+        "transition from the wrong status, a name already taken, a concurrent change). "
+        "`detail` says why; read the resource again before deciding to retry."
+    )
 
 
 class PayloadTooLarge(PorticoError):
@@ -138,6 +178,10 @@ class PayloadTooLarge(PorticoError):
     kind = "payload-too-large"
     title = "Payload Too Large"
     default_detail = "The request body is too large."
+    description = (
+        "The body is larger than the server accepts (`PORTICO_MAX_BODY_BYTES`). Send less: "
+        "split the request, or ask the operator to raise the limit."
+    )
 
 
 class UnsupportedMediaType(PorticoError):
@@ -145,6 +189,10 @@ class UnsupportedMediaType(PorticoError):
     kind = "unsupported-media-type"
     title = "Unsupported Media Type"
     default_detail = "Content-Type must be application/json."
+    description = (
+        "The body is not in a format the endpoint reads. Send JSON with "
+        "`Content-Type: application/json`."
+    )
 
 
 class TooManyRequests(PorticoError):
@@ -152,6 +200,11 @@ class TooManyRequests(PorticoError):
     kind = "too-many-requests"
     title = "Too Many Requests"
     default_detail = "Too many requests; try again later."
+    description = (
+        "The client address used up its budget for this endpoint (sign-in attempts, "
+        "refreshes, registrations). Wait the number of seconds the `Retry-After` header "
+        "gives before trying again."
+    )
 
     def __init__(self, retry_after: int, detail: str | None = None) -> None:
         super().__init__(detail, headers={"Retry-After": str(max(1, retry_after))})
@@ -162,6 +215,11 @@ class ServiceUnavailable(PorticoError):
     kind = "unavailable"
     title = "Service Unavailable"
     default_detail = "The service is unavailable."
+    description = (
+        "The server cannot serve this request for now (a dependency is down, or a feature "
+        "is not configured). Retry later; `detail` says what is missing when an operator "
+        "must act."
+    )
 
 
 STATUS_ERRORS: dict[int, type[PorticoError]] = {

@@ -139,8 +139,14 @@ class RequestContextMiddleware:
 
 
 def _headers(scope: Scope) -> dict[str, str]:
+    """The request's fields, each one's lines joined in order with ", " (RFC 9110 §5.3).
+
+    Keeping only one line of a repeated field is a hole: a proxy may add its own
+    ``X-Forwarded-For`` line (HAProxy's ``option forwardfor``) after the client's, and the
+    right-to-left walk of ``client_address`` must see the proxy's hop last, or the client
+    picks its own address (and so its rate-limit budget and what the audit log records)."""
     raw: list[tuple[bytes, bytes]] = scope.get("headers", [])
-    out: dict[str, str] = {}
+    lines: dict[str, list[str]] = {}
     for key, value in raw:
-        out.setdefault(key.decode("latin-1").lower(), value.decode("latin-1"))
-    return out
+        lines.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+    return {name: ", ".join(values) for name, values in lines.items()}

@@ -23,6 +23,9 @@ from portico.core.errors import ValidationFailed
 
 T = TypeVar("T")
 MAX_PAGE = 1_000_000
+# ASCII digits only: str.isdigit() also admits '²' (which int() refuses) and other scripts'
+# digits (int() reads '١' as 1)
+_INTEGER = re.compile(r"[0-9]+")
 FilterStyle = Literal["plain", "bracket"]
 
 
@@ -98,6 +101,13 @@ class ListSpec:
             raise ValidationFailed(errors)
         return ListQuery(page=page, size=size, sort=sort, filters=filters)
 
+    def accepts(self, key: str) -> bool:
+        """Whether ``parse`` reads the query parameter ``key`` (its value may still be
+        refused): what a route that parses its query with this spec declares."""
+        if key in (self.page_param, self.size_param, "sort") or key in self.extra_params:
+            return True
+        return self._filter_name(key) in self.filterable
+
     def openapi_parameters(
         self,
         filters: Mapping[str, Mapping[str, Any]] | None = None,
@@ -108,7 +118,8 @@ class ListSpec:
         them: the dependency reads the raw query string). ``filters`` gives a filter its
         ``description`` and ``schema`` (a string otherwise); ``paged=False`` leaves out page,
         size and sort, for routes that refuse them. ``sort`` carries a pattern of the keys it
-        accepts, so that a client (or a generator of requests) knows what is valid."""
+        accepts (each at most once), so that a client (or a generator of requests) knows
+        what is valid."""
         parameters: list[dict[str, Any]] = []
         if paged:
             keys = "|".join(re.escape(key) for key in sorted(self.sortable))
@@ -127,7 +138,7 @@ class ListSpec:
                     "sort",
                     "Comma-separated keys, '-' before a key for descending: "
                     f"{', '.join(sorted(self.sortable))}. Default {self.default_sort}.",
-                    {"type": "string", "pattern": f"^-?(?:{keys})(?:,-?(?:{keys}))*$"},
+                    {"type": "string", "pattern": _sort_pattern(keys)},
                 ),
             ]
         described = filters or {}
@@ -162,12 +173,15 @@ class ListSpec:
         raw = seen.get(name)
         if raw is None:
             return default
-        if not raw.isdigit() or not low <= int(raw) <= high:
+        # leading zeros are harmless; past 18 digits the value is out of range anyway, and
+        # int() is kept clear of its 4300-digit limit
+        digits = raw.lstrip("0") if _INTEGER.fullmatch(raw) else None
+        if digits is None or len(digits) > 18 or not low <= int(digits or "0") <= high:
             errors.append(
                 {"parameter": name, "detail": f"{name}: must be an integer from {low} to {high}"}
             )
             return default
-        return int(raw)
+        return int(digits or "0")
 
     def _sort(self, raw: str, errors: list[dict[str, str]]) -> tuple[SortKey, ...]:
         keys: list[SortKey] = []
@@ -179,6 +193,12 @@ class ListSpec:
                     {"parameter": "sort", "detail": f"sort: unknown key {part!r}; use {allowed}"}
                 )
                 continue
+            if any(key.name == name for key in keys):
+                # "email,-email": which one would win is a guess; say so instead
+                errors.append(
+                    {"parameter": "sort", "detail": f"sort: key {name!r} given more than once"}
+                )
+                continue
             keys.append(SortKey(name, part.startswith("-")))
         return tuple(keys)
 
@@ -187,13 +207,26 @@ def _query(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any
     return {"name": name, "in": "query", "description": description, "schema": schema}
 
 
+def _sort_pattern(keys: str) -> str:
+    """Comma-separated ``keys``, each optionally after '-', none twice (the lookahead refuses
+    a key that comes back later, in either direction; ECMA-262 and Python read it alike)."""
+    again = rf"(?!(?:.*,)?-?({keys}),(?:.*,)?-?\1(?:,|$))"
+    return rf"^{again}-?(?:{keys})(?:,-?(?:{keys}))*$"
+
+
+@dataclass(frozen=True)
+class ListQueryDependency:
+    """A FastAPI dependency that parses the request's query string with ``spec``; the spec
+    it carries tells the strict query check (``core/query.py``) what the route reads."""
+
+    spec: ListSpec
+
+    def __call__(self, request: Request) -> ListQuery:
+        return self.spec.parse(list(request.query_params.multi_items()))
+
+
 def list_query(spec: ListSpec) -> Callable[[Request], ListQuery]:
-    """A FastAPI dependency that parses the request's query string with ``spec``."""
-
-    def dependency(request: Request) -> ListQuery:
-        return spec.parse(list(request.query_params.multi_items()))
-
-    return dependency
+    return ListQueryDependency(spec)
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,16 @@ class RefreshToken(IdMixin, Base):
 
 
 class RefreshTokenReused(Unauthorized):
-    """The revocation of the family must survive the failed request."""
+    """The revocation of the family must survive the failed request (and so does what the
+    caller records about it in the same transaction: the account and family are named for
+    that, never the token)."""
 
     commit = True
+
+    def __init__(self, detail: str, *, subject_id: uuid.UUID, family_id: uuid.UUID) -> None:
+        super().__init__(detail)
+        self.subject_id = subject_id
+        self.family_id = family_id
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,7 @@ class RefreshTokenStore:
             raise Unauthorized(INVALID)
         if row.used_at is not None:
             await self.revoke_family(session, row.family_id)
-            raise RefreshTokenReused(INVALID)
+            raise RefreshTokenReused(INVALID, subject_id=row.subject_id, family_id=row.family_id)
         # Mark used only if nobody else did in the meantime (two concurrent exchanges of the
         # same token: exactly one wins, the other is treated as reuse).
         result = await session.execute(
@@ -99,7 +106,7 @@ class RefreshTokenStore:
         )
         if getattr(result, "rowcount", 0) != 1:
             await self.revoke_family(session, row.family_id)
-            raise RefreshTokenReused(INVALID)
+            raise RefreshTokenReused(INVALID, subject_id=row.subject_id, family_id=row.family_id)
         return await self.issue(session, subject_id=row.subject_id, family_id=row.family_id)
 
     async def revoke_family(self, session: AsyncSession, family_id: uuid.UUID) -> None:

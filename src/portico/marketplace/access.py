@@ -5,7 +5,8 @@ dependency verifies the ID token (``Authorization: Bearer``), loads the account 
 active), resolves its site roles to permissions (only those of installed modules exist) and
 refuses with a 403 naming the permission when the baseline ``access marketplace admin api``
 or the endpoint's own is missing. Token problems are 401 (missing, malformed, expired, an
-account that can no longer sign in).
+account that can no longer sign in). Then, the caller known and allowed, the query string is
+checked (``core/query.py``): unknown parameters are 400, after the 401 and the 403.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core import audit
 from portico.core.account import User
 from portico.core.audit import Actor
+from portico.core.db.engine import Database
 from portico.core.db.session import SessionDep
 from portico.core.errors import NotFound, PermissionDenied, Unauthorized
+from portico.core.query import checkpoint, refuse_unknown
 from portico.marketplace.auth import bypass
 from portico.marketplace.auth.keys import IdTokenService
 from portico.marketplace.permissions import (
@@ -117,13 +120,12 @@ async def authenticate(request: Request, session: SessionDep) -> SiteCaller:
     token = bearer(request)
     if token is None:
         # The default-off session bypass (auth/bypass.py): listed users' portal session
-        # cookie stands in for a token, and each use is audited in this transaction.
-        user = await bypass.session_user(request, session)
-        if user is None:
-            raise Unauthorized("authentication required")
-        caller = await caller_for(request, session, user, via="session")
-        await bypass.record_use(session, caller, request)
-        return caller
+        # cookie stands in for a token.
+        user_id = await _session_bypass(request)
+        user = await session.get(User, user_id)
+        if user is None or not user.can_sign_in:  # changed since, in another transaction
+            raise Unauthorized(bypass.NOT_ACCEPTED)
+        return await caller_for(request, session, user, via="session")
     tokens: IdTokenService = request.app.state.id_tokens
     claims = await tokens.verify(session, token)
     try:
@@ -136,20 +138,44 @@ async def authenticate(request: Request, session: SessionDep) -> SiteCaller:
     return await caller_for(request, session, user)
 
 
+async def _session_bypass(request: Request) -> uuid.UUID:
+    """The account a listed user's portal session authenticates, its use recorded in a
+    short transaction of its own, committed at once: the request's transaction rolls back
+    when the request fails (a 404, a 409...), and every use must stay in the audit log
+    whatever the outcome.
+
+    It runs before the request's own session has done anything: on SQLite a transaction
+    takes the write lock when it begins, and this one must have committed by then."""
+    database: Database = request.app.state.database
+    async with database.session() as own, own.begin():
+        user = await bypass.session_user(request, own)
+        if user is None:
+            raise Unauthorized("authentication required")
+        actor = Actor(
+            id=user.id,
+            email=user.email,
+            request_id=getattr(request.state, "request_id", None),
+            ip=getattr(request.state, "client_ip", None),
+        )
+        await bypass.record_use(own, actor, request, surface=SURFACE)
+    return user.id
+
+
 SiteCallerDep = Annotated[SiteCaller, Depends(authenticate)]
 
 
 def require(permission: str | None = None) -> Callable[..., Coroutine[Any, Any, SiteCaller]]:
-    """The baseline permission, plus ``permission`` when given."""
+    """The baseline permission, plus ``permission`` when given; then the query string."""
 
-    async def dependency(caller: SiteCallerDep) -> SiteCaller:
+    async def dependency(request: Request, caller: SiteCallerDep) -> SiteCaller:
         for needed in (BASELINE, permission):
             if needed is not None and needed not in caller.permissions:
                 raise PermissionDenied(needed)
+        refuse_unknown(request)
         return caller
 
     dependency.__name__ = f"require_{(permission or 'baseline').replace(' ', '_')}"
-    return dependency
+    return checkpoint(dependency)
 
 
 def parse_uuid(raw: str, not_found: type[NotFound]) -> uuid.UUID:

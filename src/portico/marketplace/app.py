@@ -2,7 +2,9 @@
 control-plane process, sharing its store, clock, middleware and problem handlers.
 
 Only installed modules are routed and described (``modules.py``). ``GET /openapi.json`` is
-the OpenAPI 3.1 document of the live routes, unwrapped, behind the baseline permission.
+the OpenAPI 3.1 document of the live routes, unwrapped, behind the baseline permission; its
+``info.version`` is the API document's version (the seed's 2.0.0), not the package's.
+Every route refuses query parameters it does not read (``core/query.py``).
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
-from portico import __version__
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.problems import install_problem_handlers
+from portico.core.query import strict_query
+from portico.core.ratelimit import RateLimiter
 from portico.core.refresh import RefreshTokenStore
 from portico.core.settings import Settings
 from portico.gateway.sealing import secret_box
@@ -25,16 +28,19 @@ from portico.marketplace.auth.keys import AUDIENCE, IdTokenService
 from portico.marketplace.modules import installed, permissions_of
 
 PREFIX = "/api/admin/v1"
+#: the version of the API document (seed, "Versioning"); the path carries the major, v1
+API_VERSION = "2.0.0"
 
 
 def create_marketplace_app(settings: Settings, *, database: Database, clock: Clock) -> FastAPI:
     modules = installed(settings.marketplace_modules)
     app = FastAPI(
         title="Portico marketplace admin API",
-        version=__version__,
+        version=API_VERSION,
         docs_url=None,
         redoc_url=None,
         openapi_url=None,  # served below, behind authentication
+        dependencies=[Depends(strict_query)],
     )
     app.state.settings = settings
     app.state.database = database
@@ -50,6 +56,11 @@ def create_marketplace_app(settings: Settings, *, database: Database, clock: Clo
     )
     app.state.refresh_tokens = RefreshTokenStore(
         clock, ttl_seconds=settings.refresh_token_ttl_seconds, audience=AUDIENCE
+    )
+    # sign-in, refresh and portal registration budgets (the control-plane app shares it);
+    # no Redis connection is made before the first hit
+    app.state.rate_limiter = RateLimiter(
+        clock, redis_url=settings.redis_url, prefix="portico:admin-api"
     )
     install_problem_handlers(app)
     for module in modules:

@@ -8,8 +8,8 @@ built, so they are declared here once rather than on each route:
 - 401 and 403 on every route behind ``require(...)`` (the ID token, then the permissions),
   which also names the bearer ID token as its security scheme;
 - 404 on every route with a path parameter (an id that is not a UUID names nothing either);
-- 400 on every route with a body or query parameters, or whose query string is parsed by a
-  ``ListSpec`` (unknown or malformed parameters are refused, naming them);
+- 400 on every route: each refuses query parameters it does not read (``core/query.py``),
+  and malformed values and bodies, naming them;
 - 413 and 415 on every route with a body (too large, not JSON).
 
 What only the route knows (409 for a transition, 429 for a rate limit...) it declares itself
@@ -19,7 +19,6 @@ here too. A route's own description of a status wins over the generic one.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,7 +27,6 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 
 from portico.core.errors import PROBLEM_CONTENT_TYPE
-from portico.core.pagination import ListSpec
 from portico.marketplace.access import authenticate
 
 PROBLEM_SCHEMA: dict[str, Any] = {
@@ -62,7 +60,10 @@ _PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 # what FastAPI adds for its 422, which this API never sends
 _FASTAPI_VALIDATION = ("HTTPValidationError", "ValidationError")
 
-BAD_REQUEST = "The request is not valid; `errors` names each parameter or body field at fault."
+BAD_REQUEST = (
+    "The request is not valid (a query parameter the route does not read, a malformed value "
+    "or body); `errors` names each parameter or body field at fault."
+)
 UNAUTHENTICATED = "No valid ID token: send `Authorization: Bearer <id_token>` (POST /auth/token)."
 FORBIDDEN = "The account lacks a permission this endpoint needs; `permission` names it."
 NOT_FOUND = "Nothing has this id (or the id is not a UUID)."
@@ -94,7 +95,7 @@ def describe_failures(app: FastAPI, document: dict[str, Any]) -> dict[str, Any]:
                 operation["security"] = [{SECURITY_SCHEME: []}]
             responses: dict[str, Any] = operation["responses"]
             responses.pop("422", None)
-            for status, description in _failures(route, operation, calls):
+            for status, description in _failures(route, calls):
                 responses.setdefault(status, {"description": description})
             for status, response in responses.items():
                 if status[0] in "45" and "content" not in response:
@@ -115,12 +116,8 @@ def describe_failures(app: FastAPI, document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def _failures(
-    route: RouteContext, operation: dict[str, Any], calls: list[Any]
-) -> Iterator[tuple[str, str]]:
-    queried = any(p.get("in") == "query" for p in operation.get("parameters", ()))
-    if route.body_field is not None or queried or any(_parses_list(c) for c in calls):
-        yield "400", BAD_REQUEST
+def _failures(route: RouteContext, calls: list[Any]) -> Iterator[tuple[str, str]]:
+    yield "400", BAD_REQUEST
     if authenticate in calls:
         yield "401", UNAUTHENTICATED
         yield "403", FORBIDDEN
@@ -135,14 +132,3 @@ def _dependants(dependant: Dependant) -> Iterator[Dependant]:
     for sub in dependant.dependencies:
         yield sub
         yield from _dependants(sub)
-
-
-def _parses_list(call: Any) -> bool:
-    """A dependency that parses the query string with a ``ListSpec`` (one made by
-    ``pagination.list_query`` or a factory like it, or one using a module's spec) refuses
-    what it does not know."""
-    if not inspect.isfunction(call):
-        return False
-    seen = inspect.getclosurevars(call)
-    names = {**seen.globals, **seen.nonlocals}
-    return any(isinstance(value, ListSpec) for value in names.values())

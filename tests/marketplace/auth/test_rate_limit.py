@@ -9,10 +9,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import select
 
+from portico.core.account import User
+from portico.core.audit import AuditEntry
 from portico.core.clock import Clock
+from portico.core.db.engine import Database
 from portico.core.ratelimit import Limit, LocalCounters, RateLimiter
 from portico.marketplace.auth.ratelimit import client_key
+from tests.conftest import TEST_PASSWORD
 from tests.marketplace.auth.conftest import AppMaker, client_for, refresh, sign_in
 from tests.marketplace.conftest import SiteFactory, url
 from tests.support.redisserver import RedisServer
@@ -82,6 +87,94 @@ async def test_forwarded_for_is_believed_only_from_trusted_proxies(
             )
             assert spoofed.status_code == 401
         assert_limited(await sign_in(direct, account.email))
+
+
+async def test_a_proxy_s_own_forwarded_for_line_is_the_one_believed(
+    site: SiteFactory, make_app: AppMaker, database: Database, issuance: None
+) -> None:
+    """HAProxy's ``option forwardfor`` adds its own X-Forwarded-For line after the client's:
+    the lines are one field (RFC 9110), walked right to left, so the client's line cannot
+    choose its address, its budget or what the audit log records."""
+    account = await site.account()
+    app = make_app(trusted_proxies=["10.0.0.0/8"])
+    async with client_for(app, "10.1.2.3") as proxy:
+        for attempt in range(10):
+            headers = [
+                ("X-Forwarded-For", f"198.51.100.{attempt}"),  # the client's own line
+                ("X-Forwarded-For", "203.0.113.5"),  # the proxy's
+            ]
+            response = await proxy.post(
+                url("/auth/token"),
+                json={"email": account.email, "password": "nope"},
+                headers=headers,
+            )
+            assert response.status_code == 401, response.text
+        limited = await proxy.post(
+            url("/auth/token"),
+            json={"email": account.email, "password": TEST_PASSWORD},
+            headers=[("X-Forwarded-For", "198.51.100.99"), ("X-Forwarded-For", "203.0.113.5")],
+        )
+        assert_limited(limited)
+        # another client of that proxy: its line is the last, and it signs in
+        other = await proxy.post(
+            url("/auth/token"),
+            json={"email": account.email, "password": TEST_PASSWORD},
+            headers=[("X-Forwarded-For", "192.0.2.1, 203.0.113.6")],
+        )
+        assert other.status_code == 200, other.text
+    async with database.session() as session:
+        [event] = await session.scalars(
+            select(AuditEntry).where(AuditEntry.action == "auth.sign_in")
+        )
+    assert event.ip == "203.0.113.6"
+
+
+async def test_registrations_are_limited_per_address(
+    make_app: AppMaker, clock: Clock, database: Database
+) -> None:
+    """5 well-formed registrations per address in 10 minutes (each hashes a password);
+    malformed ones cost nothing and do not count."""
+    app = make_app()
+
+    async def register(client: httpx.AsyncClient, n: int) -> httpx.Response:
+        return await client.post(
+            "/api/portal/v1/registrations",
+            json={"email": f"r{n}@example.com", "password": "p" * 12, "display_name": "R"},
+        )
+
+    async with client_for(app) as client, client_for(app, "192.0.2.60") as elsewhere:
+        for _ in range(3):
+            malformed = await client.post("/api/portal/v1/registrations", json={})
+            assert malformed.status_code == 400
+        for n in range(5):
+            assert (await register(client, n)).status_code == 202
+        sixth = await register(client, 5)
+        retry_after = assert_limited(sixth, within=600)
+        assert "at most 5 attempts per 10 minutes" in sixth.json()["detail"]
+        assert (await register(elsewhere, 6)).status_code == 202  # its own budget
+        clock.advance(timedelta(seconds=retry_after))
+        assert (await register(client, 7)).status_code == 202
+    async with database.session() as session:
+        emails = set(await session.scalars(select(User.email)))
+    assert "r5@example.com" not in emails and {"r6@example.com", "r7@example.com"} <= emails
+
+
+async def test_registrations_share_the_count_through_redis(
+    make_app: AppMaker, redis_server: RedisServer
+) -> None:
+    first, second = make_app(redis_url=redis_server.url), make_app(redis_url=redis_server.url)
+    async with client_for(first) as one, client_for(second) as two:
+        for n in range(5):
+            response = await (one if n % 2 else two).post(
+                "/api/portal/v1/registrations",
+                json={"email": f"s{n}@example.com", "password": "p" * 12, "display_name": "S"},
+            )
+            assert response.status_code == 202, response.text
+        refused = await one.post(
+            "/api/portal/v1/registrations",
+            json={"email": "s5@example.com", "password": "p" * 12, "display_name": "S"},
+        )
+        assert_limited(refused, within=600)
 
 
 def test_local_logs_slide_and_stay_bounded() -> None:

@@ -56,6 +56,44 @@ async def test_refresh_rotates_and_reuse_revokes_the_family(
     assert sorted(families.values()) == [False, True]
 
 
+async def test_refreshes_and_reuse_are_audited(
+    client: httpx.AsyncClient, site: SiteFactory, database: Database, issuance: None
+) -> None:
+    account = await site.account("marketplace_admin")
+    first = await tokens_of(await sign_in(client, account.email))
+    refreshed = await refresh(client, first["refresh_token"])
+    second = await tokens_of(refreshed)
+    reused = await client.post(
+        url("/auth/token/refresh"),
+        json={"refresh_token": first["refresh_token"]},
+        headers={"X-Request-Id": "reuse-1"},
+    )
+    assert reused.status_code == 401
+    assert (await refresh(client, second["refresh_token"])).status_code == 401  # revoked
+    async with database.session() as session:
+        events = {
+            row.action: row
+            for row in await session.scalars(
+                select(AuditEntry).where(
+                    AuditEntry.action.in_(["auth.refresh", "auth.refresh_reuse"])
+                )
+            )
+        }
+    rotation = events["auth.refresh"]
+    assert (rotation.actor_id, rotation.actor_email) == (account.id, account.email)
+    assert rotation.entity_type == "user" and rotation.entity_id == str(account.id)
+    assert rotation.ip == "127.0.0.1" and rotation.request_id == refreshed.headers["x-request-id"]
+    assert (rotation.surface, rotation.module) == ("marketplace", "admin_api")
+    # committed although the request failed: whoever presented the token is unknown (the
+    # thief or the owner), the account is the entity whose sign-in was cut off
+    reuse = events["auth.refresh_reuse"]
+    assert reuse.actor_kind == "anonymous" and reuse.actor_id is None
+    assert reuse.entity_type == "user" and reuse.entity_id == str(account.id)
+    assert reuse.ip == "127.0.0.1" and reuse.request_id == "reuse-1"
+    assert (reuse.surface, reuse.module) == ("marketplace", "admin_api")
+    assert "revoked" in reuse.summary
+
+
 async def test_refresh_needs_an_account_that_can_still_sign_in(
     client: httpx.AsyncClient, site: SiteFactory, database: Database, issuance: None
 ) -> None:

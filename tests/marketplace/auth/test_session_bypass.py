@@ -3,6 +3,7 @@ each use is audited."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx
@@ -38,9 +39,11 @@ async def test_listed_users_may_call_with_their_session_and_each_use_is_audited(
     admin = await site.account(platform_admin=True, email=LISTED.lower())
     async with client_for(app) as client:
         client.cookies.update(session_cookie(app, admin))
-        for _ in range(2):
-            response = await client.get(url("/openapi.json"), params={"secret": "q"})
-            assert response.status_code == 200, response.text
+        response = await client.get(url("/openapi.json"))
+        assert response.status_code == 200, response.text
+        # a query parameter the route does not read: refused, and the use still recorded
+        refused = await client.get(url("/openapi.json"), params={"secret": "q"})
+        assert refused.status_code == 400, refused.text
     events = await bypass_events(database)
     assert len(events) == 2
     event = events[0]
@@ -49,7 +52,46 @@ async def test_listed_users_may_call_with_their_session_and_each_use_is_audited(
     assert event.entity_id == str(admin.id) and event.ip == "127.0.0.1"
     assert event.request_id
     assert event.summary.startswith("GET /api/admin/v1/openapi.json")
-    assert "secret" not in event.summary  # never the query string
+    assert all("secret" not in e.summary for e in events)  # never the query string
+
+
+async def test_every_use_is_recorded_whatever_the_outcome(
+    site: SiteFactory, make_app: AppMaker, database: Database
+) -> None:
+    """The event is committed on its own: a failing request rolls its own transaction back,
+    and the use it made of the session must stay in the log."""
+    app = make_app(admin_api_session_bypass_users=[LISTED])
+    admin = await site.account(platform_admin=True, email=LISTED.lower())
+    active = await site.account()
+    async with client_for(app) as client:
+        client.cookies.update(session_cookie(app, admin))
+        outcomes = {
+            404: await client.get(url(f"/users/{uuid.uuid4()}")),
+            409: await client.post(url(f"/users/{active.id}/approve")),  # not pending
+            400: await client.post(url(f"/users/{active.id}/block"), json={"reason": 7}),
+        }
+        assert {status: r.status_code for status, r in outcomes.items()} == {
+            404: 404,
+            409: 409,
+            400: 400,
+        }
+    events = await bypass_events(database)
+    assert sorted(e.summary.split(" with ")[0] for e in events) == sorted(
+        [
+            "GET /api/admin/v1/users/" + str(outcomes[404].request.url).rsplit("/", 1)[1],
+            f"POST /api/admin/v1/users/{active.id}/approve",
+            f"POST /api/admin/v1/users/{active.id}/block",
+        ]
+    )
+    requests = {r.headers["x-request-id"] for r in outcomes.values()}
+    assert {e.request_id for e in events} == requests
+    assert {(e.actor_id, e.ip, e.entity_id) for e in events} == {
+        (admin.id, "127.0.0.1", str(admin.id))
+    }
+    # the failed requests kept nothing else
+    async with database.session() as session:
+        user = await session.get(User, active.id)
+        assert user is not None and user.status is AccountStatus.ACTIVE
 
 
 async def test_the_bypass_is_off_by_default(

@@ -227,6 +227,7 @@ async def test_authentication_and_permission(
     assert denied.json()["detail"] == f"missing permission '{PERMISSION}'"
     editor = await site.account("content_editor")
     refused = await client.request(method, target, headers=editor.headers)
+    assert refused.status_code == 403
     assert refused.json()["detail"] == "missing permission 'access marketplace admin api'"
     assert (await load(database, job_id)).status is JobStatus.QUEUED  # nothing cancelled
 

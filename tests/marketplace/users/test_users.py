@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 import httpx
 
 from portico.core.account import AccountStatus
+from portico.core.db.engine import Database
+from portico.marketplace.user.models import ExternalIdentity
 from tests.marketplace.conftest import SiteAccount, SiteFactory, url
 from tests.marketplace.users.conftest import Patch
 
@@ -18,6 +21,7 @@ USER_FIELDS = {
     "status",
     "status_reason",
     "roles",
+    "identity",
     "created_at",
     "last_login_at",
     "status_changed_at",
@@ -115,6 +119,11 @@ async def test_bad_list_queries_are_400_naming_the_parameter(
             ("?limit=0", "limit"),
             ("?size=10", "size"),
             ("?page=1&page=2", "page"),
+            ("?page=%C2%B2", "page"),  # '²': a digit to str.isdigit(), not to int()
+            ("?page=%D9%A1", "page"),  # '١', Arabic-Indic one
+            ("?limit=%EF%BC%95", "limit"),  # '５', fullwidth five
+            ("?sort=email,email", "sort"),
+            ("?sort=email,-email", "sort"),
         ):
             response = await client.get(url(path + query), headers=site_admin.headers)
             assert response.status_code == 400, path + query
@@ -169,8 +178,41 @@ async def test_one_account(
     assert data["email"] == "carol@example.com" and data["display_name"] == "carol"
     assert data["status"] == "active" and data["status_reason"] is None
     assert [r["id"] for r in data["roles"]] == ["authenticated", "api_manager"]
+    assert data["identity"] is None
     listed = await client.get(url("/users?filter[email]=carol"), headers=site_admin.headers)
     assert listed.json()["data"] == [data]
+
+
+async def test_an_account_shows_its_identity_link(
+    client: httpx.AsyncClient, site: SiteFactory, site_admin: SiteAccount, database: Database
+) -> None:
+    linked = await site.account(email="linked@example.com")
+    await site.account(email="unlinked@example.com")
+    async with database.session() as session, session.begin():
+        session.add(
+            ExternalIdentity(
+                id=uuid.uuid4(),
+                user_id=linked.id,
+                provider="firebase",
+                subject="uid-42",
+                linked_at=datetime(2030, 5, 6, 7, 8, 9, tzinfo=UTC),
+            )
+        )
+    h = site_admin.headers
+    one = await client.get(url(f"/users/{linked.id}"), headers=h)
+    assert one.status_code == 200, one.text
+    identity = one.json()["data"]["identity"]
+    assert identity["provider"] == "firebase" and identity["subject"] == "uid-42"
+    assert identity["linked_at"].startswith("2030-05-06T07:08:09")
+    # the list shows each account's own link, loaded for the whole page
+    listed = await client.get(url("/users?filter[email]=linked"), headers=h)
+    by_email = {u["email"]: u["identity"] for u in listed.json()["data"]}
+    assert by_email == {"linked@example.com": identity, "unlinked@example.com": None}
+    # severed, it is gone from the account
+    severed = await client.delete(url(f"/users/{linked.id}/firebase-identity"), headers=h)
+    assert severed.status_code == 204
+    after = await client.get(url(f"/users/{linked.id}"), headers=h)
+    assert after.json()["data"]["identity"] is None
 
 
 async def test_roles_and_effective_permissions(

@@ -24,6 +24,12 @@ PLUGINS_REQUIRED = "required property 'plugins' not found"
 
 class PluginConfigInvalid(BadRequest):
     kind = "plugin-configuration"
+    title = "Plugin Configuration Invalid"
+    description = (
+        "A plugin attached to what is being deployed has a configuration its plugin refuses "
+        "(checked at deploy time, against the plugin's schema and rules). `detail` names the "
+        "plugin and the reason; fix the configuration (see /plugin-schemas) and deploy again."
+    )
 
 
 @dataclass(frozen=True)

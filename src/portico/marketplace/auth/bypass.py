@@ -1,6 +1,7 @@
 """The session bypass: named users may call the admin API with their portal session instead
 of an ID token. Off by default (``PORTICO_ADMIN_API_SESSION_BYPASS_USERS``, a JSON list of
-emails); every use writes an ``auth.session_bypass`` audit event in the request's transaction.
+emails); every use writes an ``auth.session_bypass`` audit event in a transaction of its own,
+committed whatever becomes of the request (``access._session_bypass``).
 
 The portal's session is the management service's access token carried in the
 ``portico_session`` cookie (the portal has no session store of its own yet). It is considered
@@ -15,19 +16,17 @@ whose ``Origin`` is another site's is refused.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from portico.core import audit
 from portico.core.account import User, normalise_email
+from portico.core.audit import Actor
 from portico.core.errors import Unauthorized
 from portico.core.settings import Settings
 from portico.core.tokens import AccessTokenService
-
-if TYPE_CHECKING:
-    from portico.marketplace.access import SiteCaller
 
 COOKIE = "portico_session"
 #: the audience ``portico.app`` gives the management service's access tokens
@@ -97,13 +96,17 @@ async def session_user(request: Request, session: AsyncSession) -> User | None:
     return user
 
 
-async def record_use(session: AsyncSession, caller: SiteCaller, request: Request) -> None:
+async def record_use(
+    session: AsyncSession, actor: Actor, request: Request, *, surface: str
+) -> None:
     # method and path only: a query string may carry anything
-    await caller.audit(
+    await audit.record(
         session,
-        "auth.session_bypass",
+        actor,
+        action="auth.session_bypass",
         entity_type="user",
-        entity_id=caller.user.id,
-        module=MODULE,
+        entity_id=actor.id,
         summary=f"{request.method} {request.url.path} with the portal session instead of a token",
+        surface=surface,
+        module=MODULE,
     )

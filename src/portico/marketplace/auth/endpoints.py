@@ -35,6 +35,17 @@ def _problems(unauthorized: str, limit: str) -> dict[int | str, dict[str, Any]]:
     }
 
 
+def _anonymous(request: Request) -> Actor:
+    """The caller of a token endpoint, before it has proven who it is."""
+    return Actor(
+        id=None,
+        email=None,
+        kind="anonymous",
+        request_id=getattr(request.state, "request_id", None),
+        ip=getattr(request.state, "client_ip", None),
+    )
+
+
 def _no_store(response: Response) -> None:
     response.headers["Cache-Control"] = "no-store"
     response.headers["Pragma"] = "no-cache"
@@ -61,13 +72,7 @@ async def create_token(
         refresh_tokens=state.refresh_tokens,
         email=body.email,
         password=body.password,
-        actor=Actor(
-            id=None,
-            email=None,
-            kind="anonymous",
-            request_id=getattr(request.state, "request_id", None),
-            ip=getattr(request.state, "client_ip", None),
-        ),
+        actor=_anonymous(request),
         clock=state.clock,
     )
     _no_store(response)
@@ -94,6 +99,7 @@ async def refresh_token(
         id_tokens=state.id_tokens,
         refresh_tokens=state.refresh_tokens,
         raw_refresh_token=body.refresh_token,
+        actor=_anonymous(request),
     )
     _no_store(response)
     return Envelope(data=tokens)

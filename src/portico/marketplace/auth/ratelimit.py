@@ -3,7 +3,9 @@
 ``/auth/token``: 10 attempts per 5 minutes (the seed's limit), every attempt counting, whether
 it succeeds, fails or is malformed, since each one may be a password guess. ``/auth/token/refresh``
 has its own budget of 30 per 5 minutes: a refresh token is 256 random bits, so this only caps
-a misbehaving client, and a portal tab refreshing hourly never comes near it.
+a misbehaving client, and a portal tab refreshing hourly never comes near it. Portal
+registration (``POST /api/portal/v1/registrations``) has its own, 5 per 10 minutes: each one
+hashes a password with argon2 and may create an account.
 
 The client address is ``request.state.client_ip``: the socket peer, or the ``X-Forwarded-For``
 hop named by a trusted proxy (``PORTICO_TRUSTED_PROXIES``; see ``core/middleware.py``). IPv6
@@ -24,16 +26,13 @@ from portico.core.ratelimit import Limit, RateLimiter
 
 TOKEN_ATTEMPTS = Limit("admin-api-token", attempts=10, window=300)
 REFRESH_ATTEMPTS = Limit("admin-api-refresh", attempts=30, window=300)
+REGISTRATIONS = Limit("portal-registration", attempts=5, window=600)
 
 
 def limiter(request: Request) -> RateLimiter:
-    """The application's limiter, made on first use (Redis-backed when configured)."""
-    state = request.app.state
-    existing: RateLimiter | None = getattr(state, "rate_limiter", None)
-    if existing is None:
-        existing = state.rate_limiter = RateLimiter(
-            state.clock, redis_url=state.settings.redis_url, prefix="portico:admin-api"
-        )
+    """The process's limiter (Redis-backed when configured), made with the admin API app and
+    shared by the control-plane app."""
+    existing: RateLimiter = request.app.state.rate_limiter
     return existing
 
 
@@ -51,16 +50,24 @@ def client_key(address: str | None) -> str:
     return str(ip)
 
 
+async def enforce(request: Request, limit: Limit) -> None:
+    """Count this request against the client address's budget; 429 with ``Retry-After``
+    once it is spent."""
+    client = client_key(getattr(request.state, "client_ip", None))
+    decision = await limiter(request).hit(limit, client)
+    if not decision.allowed:
+        raise TooManyRequests(
+            decision.retry_after,
+            f"at most {limit.attempts} attempts per {limit.window // 60} minutes from one "
+            f"address; retry in {decision.retry_after} seconds",
+        )
+
+
 def rate_limited(limit: Limit) -> Callable[[Request], Coroutine[Any, Any, None]]:
+    """``enforce`` as a dependency: every request counts, whatever its body."""
+
     async def dependency(request: Request) -> None:
-        client = client_key(getattr(request.state, "client_ip", None))
-        decision = await limiter(request).hit(limit, client)
-        if not decision.allowed:
-            raise TooManyRequests(
-                decision.retry_after,
-                f"at most {limit.attempts} attempts per {limit.window // 60} minutes from one "
-                f"address; retry in {decision.retry_after} seconds",
-            )
+        await enforce(request, limit)
 
     dependency.__name__ = f"rate_limit_{limit.name.replace('-', '_')}"
     return dependency

@@ -4,7 +4,10 @@ web API key without which neither runs.
 Failed sign-ins are indistinguishable: an unknown email, a wrong password, and an account that
 cannot sign in (blocked, pending, rejected, invited, no password) all verify one argon2 hash
 (a dummy one when there is no account) and end in the same 401. Tokens and passwords are never
-logged or audited; only a successful sign-in is recorded (``auth.sign_in``).
+logged or audited. A successful sign-in is recorded (``auth.sign_in``), and so is each
+refresh (``auth.refresh``) and each reuse of a used refresh token (``auth.refresh_reuse``,
+which revoked its family: recorded in the transaction that revocation commits, although the
+request fails with 401).
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ INVALID_CREDENTIALS = "invalid email or password"
 class TokenIssuanceDisabled(ServiceUnavailable):
     kind = "token-issuance-disabled"
     title = "Token Issuance Disabled"
+    description = (
+        "The admin API issues no tokens until an operator sets the identity provider's web "
+        "API key (`portico admin-api set-web-api-key`, or `PORTICO_IDP_WEB_API_KEY`). Ask "
+        "the operator to set it, then sign in again."
+    )
     default_detail = (
         "token issuance is disabled until an operator sets the identity provider's web API "
         "key (`portico admin-api set-web-api-key`, or PORTICO_IDP_WEB_API_KEY)"
@@ -170,17 +178,42 @@ async def refresh(
     id_tokens: IdTokenService,
     refresh_tokens: RefreshTokenStore,
     raw_refresh_token: str,
+    actor: Actor,
 ) -> TokenRead:
-    """A new ID token and the refresh token's successor; a reused token revokes its family."""
+    """A new ID token and the refresh token's successor; a reused token revokes its family.
+    ``actor`` is the anonymous caller (its request id and address)."""
     try:
         issued = await refresh_tokens.rotate(session, raw_refresh_token)
-    except RefreshTokenReused:
+    except RefreshTokenReused as reuse:
         logger.warning("a used admin API refresh token was presented again; family revoked")
+        # Whoever presented it may be the thief or the owner: the actor stays anonymous, the
+        # entity is the account whose sign-in was cut off.
+        await audit.record(
+            session,
+            actor,
+            action="auth.refresh_reuse",
+            entity_type="user",
+            entity_id=reuse.subject_id,
+            summary="a used refresh token was presented again; every token of its sign-in "
+            f"(family {reuse.family_id}) is revoked",
+            surface=SURFACE,
+            module=MODULE,
+        )
         raise
     user = await session.get(User, issued.subject_id)
     if user is None or not user.can_sign_in:
         await refresh_tokens.revoke_family(session, issued.family_id)
         raise RefreshRefused(INVALID_REFRESH)
+    await audit.record(
+        session,
+        Actor(id=user.id, email=user.email, request_id=actor.request_id, ip=actor.ip),
+        action="auth.refresh",
+        entity_type="user",
+        entity_id=user.id,
+        summary="refreshed the admin API tokens",
+        surface=SURFACE,
+        module=MODULE,
+    )
     return await _tokens(session, id_tokens, user, issued.token)
 
 

@@ -1,8 +1,8 @@
 """``/permissions`` and ``/roles``: the site-wide permission catalogue and the site roles.
 
-Both are small, fixed sets returned whole in ``{"data": [...]}`` (no paging); any query
-parameter is refused like an unknown one on the paginated lists, so ``?page=2`` cannot
-suggest otherwise.
+Both are small, fixed sets returned whole in ``{"data": [...]}`` (no paging); they read no
+query parameter, so any one is refused (``core/query.py``, as on every route): ``?page=2``
+cannot suggest otherwise.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 from portico.core.envelope import Envelope
-from portico.core.errors import ValidationFailed
 from portico.marketplace.access import SiteCaller, require
 from portico.marketplace.role import service as role_service
 from portico.marketplace.role.schemas import ModulePermissions, RoleRead, RoleSummary
@@ -22,25 +21,13 @@ router = APIRouter(tags=["permissions and roles"])
 PermissionAdmin = Annotated[SiteCaller, Depends(require("administer permissions"))]
 
 
-def no_query_parameters(request: Request) -> None:
-    errors = [
-        {"parameter": key, "detail": f"{key}: unknown query parameter"}
-        for key in dict.fromkeys(request.query_params.keys())
-    ]
-    if errors:
-        raise ValidationFailed(errors)
-
-
-NoQuery = Annotated[None, Depends(no_query_parameters)]
-
-
 def _available(request: Request) -> Any:
     return request.app.state.permissions
 
 
 @router.get("/permissions", response_model=Envelope[list[ModulePermissions]])
 async def list_permissions(
-    request: Request, _caller: PermissionAdmin, _query: NoQuery
+    request: Request, _caller: PermissionAdmin
 ) -> Envelope[list[ModulePermissions]]:
     """Site-wide permissions of the installed modules, grouped by declaring module."""
     return Envelope(
@@ -51,9 +38,7 @@ async def list_permissions(
 
 
 @router.get("/roles", response_model=Envelope[list[RoleSummary]])
-async def list_roles(
-    request: Request, _caller: PermissionAdmin, _query: NoQuery
-) -> Envelope[list[RoleSummary]]:
+async def list_roles(request: Request, _caller: PermissionAdmin) -> Envelope[list[RoleSummary]]:
     """Site roles in the admin UI's weight order, each with the permission keys it grants."""
     return Envelope(data=role_service.list_roles(available=_available(request)))
 

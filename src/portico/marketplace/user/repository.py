@@ -39,6 +39,7 @@ class Account:
     status: AccountStatus
     status_reason: str | None
     roles: list[SiteRole]
+    identity: ExternalIdentity | None
     created_at: datetime
     last_login_at: datetime | None
     status_changed_at: datetime | None
@@ -100,9 +101,22 @@ class UserRepository(Repository[User]):
                 out[user_id].append(role)
         return out
 
+    async def identities(
+        self, user_ids: Collection[uuid.UUID]
+    ) -> dict[uuid.UUID, ExternalIdentity]:
+        if not user_ids:
+            return {}
+        rows = await self.session.scalars(
+            select(ExternalIdentity).where(ExternalIdentity.user_id.in_(user_ids))
+        )
+        return {row.user_id: row for row in rows}
+
     async def views(self, users: Collection[User]) -> list[Account]:
-        """The accounts with their effective site roles: one query for a whole page."""
-        assigned = await self.assigned_roles([u.id for u in users])
+        """The accounts with their effective site roles and identity links: two queries for
+        a whole page."""
+        ids = [u.id for u in users]
+        assigned = await self.assigned_roles(ids)
+        identities = await self.identities(ids)
         return [
             Account(
                 id=user.id,
@@ -113,6 +127,7 @@ class UserRepository(Repository[User]):
                 roles=effective_roles(
                     assigned.get(user.id, []), is_platform_admin=user.is_platform_admin
                 ),
+                identity=identities.get(user.id),
                 created_at=user.created_at,
                 last_login_at=user.last_login_at,
                 status_changed_at=user.status_changed_at,

@@ -31,6 +31,12 @@ def _blank_is_none(value: str | None) -> str | None:
     return (value.strip() or None) if value is not None else None
 
 
+class IdentityRead(PlainReadSchema):
+    provider: str = Field(description="The external identity provider, e.g. firebase.")
+    subject: str = Field(description="The account's id at that provider.")
+    linked_at: datetime
+
+
 class UserRead(PlainReadSchema):
     id: uuid.UUID
     email: str
@@ -42,6 +48,10 @@ class UserRead(PlainReadSchema):
     roles: list[RoleRef] = Field(
         description="Effective site roles in weight order: 'authenticated' always, "
         "'administrator' for the bootstrap administrator, then the assigned ones."
+    )
+    identity: IdentityRead | None = Field(
+        description="The account's link to an external identity provider, null when it has "
+        "none (DELETE /users/{user}/firebase-identity severs it)."
     )
     created_at: datetime
     last_login_at: datetime | None

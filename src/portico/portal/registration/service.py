@@ -3,8 +3,8 @@ administrator's approval (``POST /api/admin/v1/users/{user}/approve``).
 
 The answer never says whether the address already had an account (account enumeration):
 the password is hashed either way, so that the two cases also take comparable time, and an
-existing account is left untouched. Throttling registrations per client is not done here
-(a later issue; the gateway in front can rate-limit the path meanwhile).
+existing account is left untouched. Registrations are rate limited per client address by
+the endpoint (``endpoints.py``).
 """
 
 from __future__ import annotations
