@@ -4,8 +4,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the gateway's hot modules compiled with mypyc (src/portico/native.py); used only while current
+NATIVE := build/native/manifest.json
+NATIVE_SOURCES := $(wildcard src/portico/gateway/*.py src/portico/gateway/http/*.py) \
+	src/portico/native.py scripts/build_native.py
 
-.PHONY: run test test-sqlite test-postgresql lint bench system-packages clean
+.PHONY: run test test-sqlite test-postgresql test-interpreted lint bench native system-packages clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,8 +17,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+$(NATIVE): $(STAMP) $(NATIVE_SOURCES)
+	$(BIN)/python scripts/build_native.py
+
+## native: compile the gateway's hot modules (make run, test and bench do it when needed)
+native: $(NATIVE)
+
 ## run: install, migrate the embedded SQLite store, bootstrap, and serve on 127.0.0.1:9180
-run: $(STAMP)
+run: $(STAMP) $(NATIVE)
 	$(BIN)/portico db upgrade
 	$(BIN)/portico bootstrap
 	$(BIN)/portico serve --no-migrate
@@ -22,14 +32,18 @@ run: $(STAMP)
 system-packages:
 	@bash scripts/ensure-system-packages.sh
 
-## test: the whole suite on SQLite, then on a throwaway PostgreSQL cluster
-test: $(STAMP) system-packages test-sqlite test-postgresql
+## test: the whole suite on SQLite, then on a throwaway PostgreSQL cluster (the gateway
+## compiled), then the gateway's tests once more on its interpreted modules
+test: $(STAMP) system-packages test-sqlite test-postgresql test-interpreted
 
-test-sqlite: $(STAMP)
-	$(BIN)/pytest --db=sqlite
+test-sqlite: $(STAMP) $(NATIVE)
+	PORTICO_REQUIRE_NATIVE=1 $(BIN)/pytest --db=sqlite
 
-test-postgresql: $(STAMP) system-packages
-	$(BIN)/pytest --db=postgresql
+test-postgresql: $(STAMP) $(NATIVE) system-packages
+	PORTICO_REQUIRE_NATIVE=1 $(BIN)/pytest --db=postgresql
+
+test-interpreted: $(STAMP)
+	PORTICO_NATIVE=0 $(BIN)/pytest --db=sqlite tests/gateway
 
 ## lint: ruff and mypy, both clean
 lint: $(STAMP)
@@ -38,7 +52,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## bench: benchmarks, printed with ratios against their reference
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE)
 	@bash scripts/ensure-bench-packages.sh
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 

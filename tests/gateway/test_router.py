@@ -3,7 +3,6 @@ gets around a route's prefix, and the tree answers as a naive linear matcher doe
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -326,7 +325,7 @@ def test_unreadable_uri_refuses_the_snapshot(uri: str) -> None:
 def test_match_is_immutable() -> None:
     found = Router.build([route("/r")]).match("GET", "h", "/r")
     assert isinstance(found, Match)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         found.route = found.route  # type: ignore[misc]
 
 

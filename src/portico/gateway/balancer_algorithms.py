@@ -34,7 +34,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
     from portico.gateway.balancer import Node, PickContext
@@ -49,11 +49,11 @@ __all__ = [
     "hash64",
 ]
 
-EWMA_DECAY_SECONDS = 10.0
-EWMA_FAILURE_FLOOR_SECONDS = 0.1
-EWMA_UNMEASURED_PENALTY = 1e9
-RING_POINTS_PER_WEIGHT = 160
-RING_MAX_POINTS = 65_536
+EWMA_DECAY_SECONDS: Final = 10.0
+EWMA_FAILURE_FLOOR_SECONDS: Final = 0.1
+EWMA_UNMEASURED_PENALTY: Final = 1e9
+RING_POINTS_PER_WEIGHT: Final = 160
+RING_MAX_POINTS: Final = 65_536
 
 
 @dataclass(slots=True)

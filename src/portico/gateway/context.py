@@ -22,23 +22,29 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
+
+from mypy_extensions import mypyc_attr
 
 if TYPE_CHECKING:
     from portico.gateway.http.server import Request
     from portico.gateway.snapshot import SnapshotConsumer, SnapshotRoute
 
 
-@dataclass(slots=True)
 class Reply:
-    """A response produced by the gateway itself (not proxied)."""
+    """A response produced by the gateway itself (not proxied). (A plain class: see
+    ``http.request.Request``.)"""
 
-    status: int
-    body: bytes = b""
-    headers: list[tuple[str, str]] = field(default_factory=list)
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(
+        self, status: int, body: bytes = b"", headers: list[tuple[str, str]] | None = None
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.headers = headers if headers is not None else []
 
     @classmethod
     def error(
@@ -61,15 +67,20 @@ class ResponseHeaders:
 
     __slots__ = ("_items",)
 
-    def __init__(self, items: list[tuple[str, str]] | None = None) -> None:
-        self._items = [(k.lower(), v) for k, v in items] if items else []
+    def __init__(
+        self, items: list[tuple[str, str]] | None = None, *, lower_case: bool = False
+    ) -> None:
+        if not items:
+            self._items: list[tuple[str, str]] = []
+        elif lower_case:  # the HTTP engine's: taken as they are, not copied
+            self._items = items
+        else:
+            self._items = [(k.lower(), v) for k, v in items]
 
     @classmethod
     def lowered(cls, items: list[tuple[str, str]]) -> ResponseHeaders:
         """Headers whose names are lower-case already (the HTTP engine's): not copied again."""
-        headers = cls.__new__(cls)
-        headers._items = items
-        return headers
+        return cls(items, lower_case=True)
 
     def get(self, name: str, default: str | None = None) -> str | None:
         name = name.lower()
@@ -93,8 +104,12 @@ class ResponseHeaders:
 
     def __setitem__(self, name: str, value: str) -> None:
         name = name.lower()
-        self._items = [item for item in self._items if item[0] != name]
-        self._items.append((name, value))
+        items = self._items
+        for key, _ in items:
+            if key == name:  # replaced: its other values go too
+                items = self._items = [item for item in items if item[0] != name]
+                break
+        items.append((name, value))
 
     def __delitem__(self, name: str) -> None:
         self.pop(name)
@@ -116,8 +131,16 @@ class ResponseHeaders:
         self._items.append((name.lower(), value))
 
     def update(self, values: dict[str, str] | list[tuple[str, str]]) -> None:
-        for name, value in values.items() if isinstance(values, dict) else values:
-            self[name] = value
+        if not isinstance(values, dict):
+            for name, value in values:  # a name given twice: the last value stands
+                self[name] = value
+            return
+        added = [(name.lower(), value) for name, value in values.items()]
+        names = {name for name, _ in added}
+        items = self._items
+        if any(key in names for key, _ in items):
+            items = self._items = [item for item in items if item[0] not in names]
+        items += added
 
     def items(self) -> list[tuple[str, str]]:
         return list(self._items)
@@ -274,6 +297,8 @@ class PluginRuntime(Protocol):
     def log(self, ctx: RequestContext) -> None: ...
 
 
+# the plugins' runtimes subclass it, and they are not compiled (see portico/native.py)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class BasePluginRuntime:
     """Phases a plugin does not use do nothing."""
 

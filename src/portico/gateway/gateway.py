@@ -14,7 +14,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qs
 
 from portico.gateway.balancer import Node, PickContext
@@ -40,10 +40,10 @@ from portico.gateway.resources import SharedResources
 from portico.gateway.sealing import secret_box
 from portico.gateway.services import ConsumerIndex, RuntimeServices
 
-logger = logging.getLogger("portico.gateway")
+logger: Final = logging.getLogger("portico.gateway")
 
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-JSON = [("content-type", "application/json")]
+_REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+JSON: Final = [("content-type", "application/json")]
 
 
 def error_body(message: str) -> bytes:
@@ -99,7 +99,7 @@ class HostTable:
 
 
 #: round robin, least connections and EWMA read nothing of the request
-_NO_PICK_CONTEXT = PickContext(client_ip="", headers={}, args={}, consumer=None, vars={})
+_NO_PICK_CONTEXT: Final = PickContext(client_ip="", headers={}, args={}, consumer=None, vars={})
 
 
 def request_bytes_of(request: Request) -> int:
@@ -134,8 +134,10 @@ class Gateway:
         *,
         pool: UpstreamPool | None = None,
         options: GatewayOptions | None = None,
+        now: Callable[[], float] = time.time,
     ) -> None:
         self.pool = pool or UpstreamPool()
+        self.now = now  # the wall clock plugins read (epoch seconds; tests move it)
         self.options = options or GatewayOptions()
         self.counters = LocalCounters()
         self.health = HealthRegistry()
@@ -170,6 +172,7 @@ class Gateway:
             resources=self.resources,
             cache_dir=self.options.cache_dir,
             node_id=self.options.node_id,
+            now=self.now,
         )
 
     async def apply(self, document: Mapping[str, Any]) -> EnvironmentRuntime:

@@ -40,6 +40,7 @@ one C-level scan, no allocation).
 from __future__ import annotations
 
 import re
+from typing import Final
 from urllib.parse import unquote_to_bytes
 
 __all__ = ["PathRejected", "canonical_segment", "normalize_path"]
@@ -49,16 +50,16 @@ class PathRejected(ValueError):
     """The request path is malformed or hostile: the caller answers 400."""
 
 
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 #: allowed raw in a segment (RFC 3986 pchar without pct-encoded)
-_PCHAR = "".join(sorted(_UNRESERVED)) + "!$&'()*+,;=:@"
+_PCHAR: Final = "".join(sorted(_UNRESERVED)) + "!$&'()*+,;=:@"
 #: a path made only of these (no '%') may take the fast path
-_FAST = _PCHAR + "/"
-_HEX = frozenset("0123456789abcdefABCDEF")
+_FAST: Final = _PCHAR + "/"
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
 #: not allowed raw in a URI, harmless: percent-encoded
-_ENCODED_RAW = frozenset('"<>^`{|}')
+_ENCODED_RAW: Final = frozenset('"<>^`{|}')
 #: control characters (C0, DEL, C1), looked for in the percent-decoded path
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def normalize_path(raw: str) -> str:

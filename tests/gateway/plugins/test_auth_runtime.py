@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import hashlib
 import hmac
 import json
@@ -31,7 +30,6 @@ from portico.gateway.jwt_verify import ConsumerKey, prepare_key
 from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins import basic_auth, jwt_auth
 from portico.gateway.sealing import SecretBox, verify_password_hash
-from portico.gateway.services import ConsumerIndex, RuntimeServices
 from portico.gateway.snapshot import content_hash
 from portico.management.consumer.credentials import gateway_credential, prepare, secret_box
 from tests.e2e.test_gateway import Echo
@@ -370,12 +368,7 @@ async def test_jwt_auth_checks_exp_and_nbf_with_the_gateway_clock(
 ) -> None:
     gw, client, _ = await start()
     clock = [1_900_000_000.0]
-    make_services = gw.services
-
-    def services(env_id: str, consumers: ConsumerIndex) -> RuntimeServices:
-        return dataclasses.replace(make_services(env_id, consumers), now=lambda: clock[0])
-
-    gw.services = services  # type: ignore[method-assign]
+    gw.now = lambda: clock[0]  # read when the snapshot is built
     await gw.apply(document(backend, [plugin("jwt-auth", 102)], [ALICE_JWT]))
     t = 1_900_000_000
     token = jwt.encode({"key": "alice-key", "nbf": t + 30, "exp": t + 60}, HS_SECRET)

@@ -27,7 +27,6 @@ from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins import proxy_cache
-from portico.gateway.services import ConsumerIndex, RuntimeServices
 from portico.gateway.snapshot import content_hash
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
 
@@ -141,15 +140,7 @@ class Stack:
 
 @contextlib.asynccontextmanager
 async def running(cache_dir: Path, origin: Origin, clock: Clock) -> AsyncIterator[Stack]:
-    gw = Gateway(options=GatewayOptions(cache_dir=cache_dir))
-    make_services = gw.services
-
-    def services(env_id: str, consumers: ConsumerIndex) -> RuntimeServices:
-        made = make_services(env_id, consumers)
-        made.now = clock
-        return made
-
-    gw.services = services  # type: ignore[method-assign]
+    gw = Gateway(options=GatewayOptions(cache_dir=cache_dir), now=clock)
     server = await serve(gw.handle, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     async with httpx.AsyncClient(

@@ -26,7 +26,6 @@ from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins import limit_req
 from portico.gateway.plugins.limit_count import limit_key
 from portico.gateway.redis_counters import RedisCounters, RedisTarget
-from portico.gateway.services import ConsumerIndex, RuntimeServices
 from tests.e2e.test_gateway import Echo
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
 from tests.support.ports import free_port
@@ -64,14 +63,8 @@ async def served() -> AsyncIterator[Any]:
     opened: list[tuple[Gateway, Any, httpx.AsyncClient]] = []
 
     async def start(egress_allow: tuple[str, ...] = ()) -> Served:
-        gw = Gateway(options=GatewayOptions(egress_allow=egress_allow))
         clock = Clock()
-        make = gw.services
-
-        def services(env_id: str, consumers: ConsumerIndex) -> RuntimeServices:
-            return dataclasses.replace(make(env_id, consumers), now=clock)
-
-        gw.services = services  # type: ignore[method-assign]
+        gw = Gateway(options=GatewayOptions(egress_allow=egress_allow), now=clock)
         server = await serve(gw.handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         client = httpx.AsyncClient(

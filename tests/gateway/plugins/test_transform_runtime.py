@@ -143,16 +143,8 @@ def run(request: pytest.FixtureRequest, upstream: UpstreamServer) -> Callable[[S
 
     def runner(scenario: Scenario) -> None:
         async def main() -> None:
-            gw = Gateway()
             clock = Clock()
-            make_services = gw.services
-
-            def services(env_id: str, consumers: ConsumerIndex) -> RuntimeServices:
-                built = make_services(env_id, consumers)
-                built.now = clock
-                return built
-
-            gw.services = services  # type: ignore[method-assign]
+            gw = Gateway(now=clock)
             server = await serve(gw.handle, "127.0.0.1", 0)
             port = server.sockets[0].getsockname()[1]
             try:

@@ -4,6 +4,11 @@ upstream client (``upstream``) and the reverse-proxy step between them (``proxy`
 Everything here is on the data plane's hot path: no framework, no logging per request.
 """
 
+from portico import native
+
+# the compiled build of the hot modules, when there is a current one (portico/native.py)
+__path__ = native.package_path(__name__, __path__)
+
 from .body import RequestBody
 from .errors import (
     BadRequest,

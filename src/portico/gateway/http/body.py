@@ -8,14 +8,14 @@ instead of filling memory; reading resumes once the consumer has taken the buffe
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .errors import ClientError, RequestTimeout
 
 if TYPE_CHECKING:
     from .connection import HttpProtocol
 
-HIGH_WATER = 256 * 1024
+HIGH_WATER: Final = 256 * 1024
 
 
 class RequestBody:
@@ -149,4 +149,4 @@ class RequestBody:
         return self._continue
 
 
-EMPTY_BODY = RequestBody(None, chunked=False, expect_continue=False)
+EMPTY_BODY: Final = RequestBody(None, chunked=False, expect_continue=False)

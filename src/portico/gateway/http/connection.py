@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from typing import cast
+from typing import Final, cast
 
 import httptools
 
@@ -27,13 +27,13 @@ from .request import Handler, HeadError, Limits, Request, RequestHead
 from .responder import Responder
 from .timer import Deadline
 
-logger = logging.getLogger("portico.gateway.http")
+logger: Final = logging.getLogger("portico.gateway.http")
 
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_CONTINUE: Final = b"HTTP/1.1 100 Continue\r\n\r\n"
 # After an answer that leaves client bytes unread (an error, an unread body), our side is shut
 # and theirs drained this long before closing: closing with unread data sends a RST, which can
 # destroy the answer before the client reads it (nginx's lingering_close).
-LINGER_SECONDS = 2.0
+LINGER_SECONDS: Final = 2.0
 
 
 class _Callbacks:
@@ -58,7 +58,7 @@ class _Callbacks:
         self.on_message_complete = proto.on_message_complete
 
 
-class HttpProtocol(asyncio.Protocol):
+class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
     __slots__ = (
         "_active",
         "_deferred",
@@ -146,11 +146,11 @@ class HttpProtocol(asyncio.Protocol):
         received = body.received if body is not None else 0  # (a new body starts at 0)
         try:
             self._parser.feed_data(data)
-        except httptools.HttpParserUpgrade as exc:
-            self._upgrade_buf = bytearray(data[exc.args[0] :])
+        except httptools.HttpParserUpgrade as upgrade:
+            self._upgrade_buf = bytearray(data[upgrade.args[0] :])
             return
-        except httptools.HttpParserError as exc:
-            self._parse_failed(exc)
+        except httptools.HttpParserError as error:
+            self._parse_failed(error)
             return
         limits = self.limits
         if head.open:

@@ -24,29 +24,30 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
+from typing import ClassVar, Final
 
 
 class ClientError(Exception):
     """The client side of the exchange failed; ``status`` is the answer it deserves."""
 
-    status = 400
+    status: ClassVar[int] = 400
 
 
 class BadRequest(ClientError):
-    status = 400
+    status: ClassVar[int] = 400
 
 
 class RequestTimeout(ClientError):
-    status = 408
+    status: ClassVar[int] = 408
 
 
 class PayloadTooLarge(ClientError):
-    status = 413
+    status: ClassVar[int] = 413
 
 
 class ClientDisconnected(ClientError):
     # nginx's convention for "client closed the request"; never sent on the wire.
-    status = 499
+    status: ClassVar[int] = 499
 
 
 class UpstreamError(Exception):
@@ -74,7 +75,7 @@ class StaleConnection(UpstreamReset):
     likely closed it while idle, so the request can be replayed on a fresh connection."""
 
 
-_REASONS: dict[int, str] = {s.value: s.phrase for s in HTTPStatus}
+_REASONS: Final[dict[int, str]] = {s.value: s.phrase for s in HTTPStatus}
 _REASONS[413] = "Request Entity Too Large"  # nginx's wording, which clients of gateways expect
 _REASONS[499] = "Client Closed Request"
 
@@ -83,7 +84,7 @@ def reason(status: int) -> str:
     return _REASONS.get(status, "Unknown")
 
 
-_BODIES: dict[int, bytes] = {}
+_BODIES: Final[dict[int, bytes]] = {}
 
 
 def error_body(status: int, message: str | None = None) -> bytes:
@@ -103,7 +104,7 @@ def _encode(message: str) -> bytes:
     return json.dumps({"error_msg": message}, separators=(",", ":")).encode()
 
 
-_RAW: dict[tuple[int, str | None], bytes] = {}
+_RAW: Final[dict[tuple[int, str | None], bytes]] = {}
 
 
 def raw_error_response(status: int, message: str | None = None) -> bytes:

@@ -6,6 +6,8 @@ message carries; other names fall back to ``name.decode("latin-1").lower()``.
 
 from __future__ import annotations
 
+from typing import Final
+
 _COMMON = (
     # requests
     "host user-agent accept accept-encoding accept-language connection content-length "
@@ -18,7 +20,7 @@ _COMMON = (
     "accept-ranges age sec-websocket-accept access-control-allow-origin"
 )
 
-HEADER_NAMES: dict[bytes, str] = {}
+HEADER_NAMES: Final[dict[bytes, str]] = {}
 for _name in _COMMON.split(" "):
     for _spelling in (_name, "-".join(p.capitalize() for p in _name.split("-")), _name.upper()):
         HEADER_NAMES[_spelling.encode()] = _name
@@ -28,7 +30,7 @@ HEADER_NAMES[b"WWW-Authenticate"] = "www-authenticate"
 
 #: headers of one connection, never passed on by a proxy (RFC 9110 §7.6.1), and the ones the
 #: engine re-frames itself
-HOP_BY_HOP = frozenset(
+HOP_BY_HOP: Final = frozenset(
     {
         "connection",
         "keep-alive",
@@ -42,7 +44,9 @@ HOP_BY_HOP = frozenset(
     }
 )
 #: Connection values that name no other header (the usual ones): no token to look for
-_PLAIN_CONNECTION = frozenset({"keep-alive", "close", "upgrade", "Keep-Alive", "Close", "Upgrade"})
+_PLAIN_CONNECTION: Final = frozenset(
+    {"keep-alive", "close", "upgrade", "Keep-Alive", "Close", "Upgrade"}
+)
 
 
 def connection_tokens(value: str | None) -> frozenset[str] | None:

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, Callable, Container
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Final, NamedTuple, Protocol
 
 from .errors import ClientDisconnected, ClientError
 from .names import HOP_BY_HOP, connection_tokens
@@ -61,7 +60,7 @@ OnResponse = Callable[
 ]
 
 # Also rebuilt for the upstream rather than passed through.
-_REQUEST_DROP = HOP_BY_HOP | {
+_REQUEST_DROP: Final = HOP_BY_HOP | {
     "host",
     "content-length",
     "expect",
@@ -86,8 +85,7 @@ class Target(NamedTuple):
     port: int
 
 
-@dataclass(slots=True)
-class ProxyResult:
+class ProxyResult(NamedTuple):  # (a tuple: made for every proxied request)
     status: int  # what the client got (499: it went away before the answer)
     upstream_addr: str | None  # "host:port" of each node tried, ", "-separated (nginx's form)
     upstream_seconds: float  # first connect attempt → last byte relayed
@@ -208,9 +206,9 @@ async def forward(
                     tls,
                 )
                 break
-            except ConnectFailed as exc:
-                error = str(exc)
-                timed_out = isinstance(exc, ConnectTimeout)
+            except ConnectFailed as failed:
+                error = str(failed)
+                timed_out = isinstance(failed, ConnectTimeout)
                 status, kind = (504, "timeout") if timed_out else (502, "connect")
                 if attempt < retries:
                     attempt += 1
@@ -222,12 +220,14 @@ async def forward(
         cancelled = True
         task.uncancel()
         status, error, kind = 499, "client disconnected", "client"
-    except UpstreamTimeout as exc:
-        status, error, kind = 504, str(exc), "timeout"
-    except UpstreamError as exc:
-        status, error, kind = 502, str(exc), "reset"
-    except ClientError as exc:
-        status, error, kind = exc.status, str(exc) or type(exc).__name__, "client"
+    # (one name per clause: compiled, a name keeps the type of its first binding)
+    except UpstreamTimeout as timeout:
+        status, error, kind = 504, str(timeout), "timeout"
+    except UpstreamError as upstream_error:
+        status, error, kind = 502, str(upstream_error), "reset"
+    except ClientError as client_error:
+        status = client_error.status
+        error, kind = str(client_error) or type(client_error).__name__, "client"
     finally:
         responder.on_disconnect(None)
     if responder.disconnected and not cancelled:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .body import EMPTY_BODY, RequestBody
 from .names import HEADER_NAMES
@@ -20,24 +20,65 @@ if TYPE_CHECKING:
     from .responder import Responder
 
 
-@dataclass(slots=True)
 class Request:
-    method: str
-    target: str  # as received (latin-1)
-    path: str  # before "?", still percent-encoded
-    query: str  # after "?", "" if none
-    headers: list[tuple[str, str]]  # in order, names lower-cased
-    client_ip: str
-    client_port: int
-    scheme: str
-    keep_alive: bool
-    upgrade: bool  # Connection: upgrade + Upgrade
-    content_length: int | None  # None when chunked or without body
-    body: RequestBody
-    http_version: str = "1.1"
-    host: str = ""  # the Host header as received ("" without one)
-    request_id: str = ""  # the X-Request-Id header as received ("" without one)
-    connection: str | None = None  # the Connection header(s), comma-joined
+    """One request as handlers see it. (A plain class, not a dataclass: one is made per
+    request, and a dataclass's generated ``__init__`` would stay interpreted when the module
+    is compiled; portico/native.py.)"""
+
+    __slots__ = (
+        "body",
+        "client_ip",
+        "client_port",
+        "connection",
+        "content_length",
+        "headers",
+        "host",
+        "http_version",
+        "keep_alive",
+        "method",
+        "path",
+        "query",
+        "request_id",
+        "scheme",
+        "target",
+        "upgrade",
+    )
+
+    def __init__(
+        self,
+        method: str,
+        target: str,
+        path: str,
+        query: str,
+        headers: list[tuple[str, str]],
+        client_ip: str,
+        client_port: int,
+        scheme: str,
+        keep_alive: bool,
+        upgrade: bool,
+        content_length: int | None,
+        body: RequestBody,
+        http_version: str = "1.1",
+        host: str = "",
+        request_id: str = "",
+        connection: str | None = None,
+    ) -> None:
+        self.method = method
+        self.target = target  # as received (latin-1)
+        self.path = path  # before "?", still percent-encoded
+        self.query = query  # after "?", "" if none
+        self.headers = headers  # in order, names lower-cased
+        self.client_ip = client_ip
+        self.client_port = client_port
+        self.scheme = scheme
+        self.keep_alive = keep_alive
+        self.upgrade = upgrade  # Connection: upgrade + Upgrade
+        self.content_length = content_length  # None when chunked or without body
+        self.body = body
+        self.http_version = http_version
+        self.host = host  # the Host header as received ("" without one)
+        self.request_id = request_id  # the X-Request-Id header as received ("" without one)
+        self.connection = connection  # the Connection header(s), comma-joined
 
     def header(self, name: str) -> str | None:
         """First value of ``name`` (case-insensitive)."""
@@ -71,8 +112,10 @@ class HeadError(Exception):
         self.message = message
 
 
-_METHODS = {m.encode(): m for m in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")}
-_SPECIAL = frozenset(
+_METHODS: Final = {
+    m.encode(): m for m in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
+}
+_SPECIAL: Final = frozenset(
     {"content-length", "transfer-encoding", "host", "expect", "x-request-id", "connection"}
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from .errors import ClientDisconnected, error_body, reason
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 _NONE, _LENGTH, _CHUNKED, _CLOSE = 0, 1, 2, 3
 _FRESH, _STARTED, _DONE = 0, 1, 2
 
-_STATUS_LINES: dict[int, str] = {}
+_STATUS_LINES: Final[dict[int, str]] = {}
 
 
 def _refuse_line_breaks(headers: list[tuple[str, str]]) -> None:

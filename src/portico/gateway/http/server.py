@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from typing import cast
 
 from .connection import HttpProtocol
 from .request import Handler, Limits, Request
@@ -33,8 +34,10 @@ async def serve(
     """Listen on ``host:port`` and run ``handler`` for every request."""
     loop = asyncio.get_running_loop()
     live: set[HttpProtocol] = set()
+    # (an asyncio protocol by its methods, not by inheritance: a compiled class of its own,
+    # whose attributes are struct fields; portico/native.py)
     server = await loop.create_server(
-        lambda: HttpProtocol(handler, limits, live),
+        lambda: cast(asyncio.Protocol, HttpProtocol(handler, limits, live)),
         host,
         port,
         reuse_port=reuse_port,

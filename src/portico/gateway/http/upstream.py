@@ -20,7 +20,8 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterable, AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Final, cast
 
 from .errors import (
     ConnectFailed,
@@ -108,7 +109,7 @@ class ResponseBody:
             conn.abort()
 
 
-_NOT_REPLAYABLE_METHODS = frozenset({"POST", "PATCH", "LOCK"})
+_NOT_REPLAYABLE_METHODS: Final = frozenset({"POST", "PATCH", "LOCK"})
 
 
 def replayable(method: str, body: object) -> bool:
@@ -127,7 +128,7 @@ class _EmptyBody:
         raise StopAsyncIteration
 
 
-_EMPTY = _EmptyBody()
+_EMPTY: Final = _EmptyBody()
 
 
 class _Complete:
@@ -149,23 +150,54 @@ class _Complete:
         return data
 
 
-@dataclass(eq=False, slots=True)
 class UpstreamResponse:
-    status: int
-    reason: str
-    #: names lower-cased, without the hop-by-hop ones (``connection`` and ``upgrade`` keep
-    #: what those said; see ``names.connection_tokens`` for the headers Connection names)
-    headers: list[tuple[str, str]]
-    body: AsyncIterator[bytes]  # the connection returns to the pool once fully read
-    content_length: int | None
-    chunked: bool
-    upgraded: bool
-    connection: str | None = None
-    upgrade: str | None = None
-    #: the whole body, when it had arrived with the head (the connection is then back in the
-    #: pool; ``body`` yields it too)
-    complete: bytes | None = None
-    _conn: Connection | None = field(default=None, repr=False)
+    """The upstream's answer, its head read. (A plain class, not a dataclass: one is made per
+    request, and a dataclass's generated ``__init__`` would stay interpreted when the module
+    is compiled; portico/native.py.)"""
+
+    __slots__ = (
+        "_conn",
+        "body",
+        "chunked",
+        "complete",
+        "connection",
+        "content_length",
+        "headers",
+        "reason",
+        "status",
+        "upgrade",
+        "upgraded",
+    )
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        headers: list[tuple[str, str]],
+        body: AsyncIterator[bytes],
+        content_length: int | None,
+        chunked: bool,
+        upgraded: bool,
+        connection: str | None = None,
+        upgrade: str | None = None,
+        complete: bytes | None = None,
+        conn: Connection | None = None,
+    ) -> None:
+        self.status = status
+        self.reason = reason
+        #: names lower-cased, without the hop-by-hop ones (``connection`` and ``upgrade``
+        #: keep what those said; see ``names.connection_tokens`` for the headers it names)
+        self.headers = headers
+        self.body = body  # the connection returns to the pool once fully read
+        self.content_length = content_length
+        self.chunked = chunked
+        self.upgraded = upgraded
+        self.connection = connection
+        self.upgrade = upgrade
+        #: the whole body, when it had arrived with the head (the connection is then back in
+        #: the pool; ``body`` yields it too)
+        self.complete = complete
+        self._conn = conn  # kept only for a 101 answer, until detach()
 
     def close(self) -> None:
         """Give up on the rest of the body: the connection is dropped, not pooled."""
@@ -286,10 +318,13 @@ class UpstreamPool:
             context = self._ssl
             if context is None:
                 context = self._ssl = ssl.create_default_context()
+        # (the connection is an asyncio protocol by its methods, not by inheritance: a
+        # compiled class of its own, whose attributes are struct fields; portico/native.py)
+        conn = Connection(self, key)
         try:
             async with asyncio.timeout(seconds):
-                _, conn = await loop.create_connection(
-                    lambda: Connection(self, key),
+                await loop.create_connection(
+                    lambda: cast(asyncio.Protocol, conn),
                     host,
                     port,
                     ssl=context,

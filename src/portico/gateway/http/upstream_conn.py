@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import httptools
 
@@ -20,15 +20,15 @@ from .timer import Deadline
 if TYPE_CHECKING:
     from .upstream import Timeouts, UpstreamPool
 
-HIGH_WATER = 256 * 1024
+HIGH_WATER: Final = 256 * 1024
 # nginx refuses response heads beyond proxy_buffer_size ("upstream sent too big header").
-MAX_HEAD_BYTES = 64 * 1024
+MAX_HEAD_BYTES: Final = 64 * 1024
 _IDLE, _SEND, _READ, _BUSY = 0, 1, 2, 3
 #: response headers on_header looks at (the rest are only collected)
-_NOTED = HOP_BY_HOP | {"content-length"}
+_NOTED: Final = HOP_BY_HOP | {"content-length"}
 
 
-class Connection(asyncio.Protocol):
+class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._connect)
     __slots__ = (
         "_chunks",
         "_drain_waiter",

@@ -1,0 +1,49 @@
+"""Compile the gateway's hot modules (``portico.native.MODULES``) with mypyc into
+``build/native/``, and record what was compiled (``manifest.json``): see portico/native.py.
+
+    .venv/bin/python scripts/build_native.py        (``make native`` runs it when needed)
+
+The manifest is written last: a build that failed midway is never used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from portico import native  # noqa: E402  (from this checkout, whatever is installed)
+
+
+def main() -> None:
+    from mypyc.build import mypycify  # the dev dependency mypy ships it
+    from setuptools import Distribution
+
+    started = time.monotonic()
+    target = native.build_dir()
+    temp = target.parent / "native-temp"
+    shutil.rmtree(target, ignore_errors=True)
+    os.chdir(ROOT)  # mypy reads pyproject.toml's [tool.mypy] from here
+    sources = [str(native.source_of(m).relative_to(ROOT)) for m in native.MODULES]
+    extensions = mypycify(
+        sources, opt_level="3", group_name=native.GROUP, target_dir=str(temp / "c")
+    )
+    distribution = Distribution({"name": "portico-native", "ext_modules": extensions})
+    build = distribution.get_command_obj("build_ext")
+    build.build_lib = str(target)  # type: ignore[attr-defined]
+    build.build_temp = str(temp)  # type: ignore[attr-defined]
+    build.parallel = os.cpu_count() or 1  # type: ignore[attr-defined]
+    distribution.run_command("build_ext")
+    shutil.rmtree(temp, ignore_errors=True)
+    (target / native.MANIFEST).write_text(json.dumps(native.manifest(), indent=1))
+    print(f"build_native: {len(sources)} modules in {target} ({time.monotonic() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
