@@ -35,10 +35,16 @@ MODULES = (
     "portico.gateway.balancer",
     "portico.gateway.balancer_algorithms",
     "portico.gateway.client_address",
+    "portico.gateway.config",
     "portico.gateway.context",
+    "portico.gateway.counters",
     "portico.gateway.gateway",
+    "portico.gateway.health",
+    "portico.gateway.health_state",
     "portico.gateway.paths",
     "portico.gateway.router",
+    "portico.gateway.services",
+    "portico.gateway.telemetry",
     "portico.gateway.http.body",
     "portico.gateway.http.connection",
     "portico.gateway.http.errors",
@@ -74,9 +80,11 @@ def sources() -> list[Path]:
 
 
 def manifest() -> dict[str, object]:
-    """What a build records: the interpreter it is for, and each source's hash."""
+    """What a build records: the interpreter it is for, what it compiled, and each source's
+    hash."""
     return {
         "cache_tag": sys.implementation.cache_tag,
+        "modules": list(MODULES),
         "sources": {
             str(path.relative_to(_SOURCE_ROOT)): hashlib.sha256(path.read_bytes()).hexdigest()
             for path in sources()
