@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from portico.gateway.balancer import Balancer
-from portico.gateway.context import PluginRuntime
+from portico.gateway.context import PluginRuntime, phase_plugins
 from portico.gateway.health import HealthChecker
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
@@ -88,6 +88,12 @@ class RouteRuntime:
     upstream: UpstreamRuntime | None
     #: plugins attached that this gateway cannot run: the route refuses traffic (fail closed)
     unsupported: list[str] = field(default_factory=list)
+    #: the chain's plugins that have a response (header filter) and a log phase
+    header_filters: list[PluginRuntime] = field(default_factory=list)
+    loggers: list[PluginRuntime] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.header_filters, self.loggers = phase_plugins(p for _, p in self.chain)
 
 
 @dataclass

@@ -21,7 +21,7 @@ A chain is built once per config snapshot (``gateway.config``); per request only
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
@@ -310,3 +310,20 @@ class BasePluginRuntime:
 
     def log(self, ctx: RequestContext) -> None:
         return None
+
+
+def phase_plugins(
+    plugins: Iterable[PluginRuntime],
+) -> tuple[list[PluginRuntime], list[PluginRuntime]]:
+    """Of ``plugins`` (in chain order), those whose ``header_filter`` and those whose ``log``
+    do something: the base class's do nothing, and the response and log phases of every
+    request need not call them. Worked out once per chain."""
+    filters: list[PluginRuntime] = []
+    loggers: list[PluginRuntime] = []
+    for plugin in plugins:
+        kind = type(plugin)
+        if getattr(kind, "header_filter", None) is not BasePluginRuntime.header_filter:
+            filters.append(plugin)
+        if getattr(kind, "log", None) is not BasePluginRuntime.log:
+            loggers.append(plugin)
+    return filters, loggers

@@ -28,7 +28,13 @@ from portico.gateway.config import (
     UpstreamRuntime,
     build_environment,
 )
-from portico.gateway.context import Reply, RequestContext, ResponseHeaders
+from portico.gateway.context import (
+    PluginRuntime,
+    Reply,
+    RequestContext,
+    ResponseHeaders,
+    phase_plugins,
+)
 from portico.gateway.counters import LocalCounters
 from portico.gateway.http.proxy import BodyTransform, forward
 from portico.gateway.http.server import Request, Responder
@@ -254,14 +260,17 @@ class Gateway:
         )
         chain = route.chain
         reply = None
+        filters, loggers = route.header_filters, route.loggers
         if chain:
-            reply, chain = await self._access(env, chain, ctx)
+            reply, effective = await self._access(env, chain, ctx)
+            if effective is not chain:  # the consumer's plugins replaced some
+                filters, loggers = phase_plugins(plugin for _, plugin in effective)
         if reply is not None:
-            await self._reply(chain, ctx, reply, responder)
+            await self._reply(filters, ctx, reply, responder)
         else:
-            await self._proxy(route, chain, ctx, responder)
+            await self._proxy(route, filters, ctx, responder)
         ctx.finished = time.perf_counter()
-        for _, plugin in chain:
+        for plugin in loggers:
             plugin.log(ctx)
         for observe in self.observers:
             observe(env, ctx)
@@ -295,22 +304,41 @@ class Gateway:
 
     @staticmethod
     def _filter_headers(
-        chain: Chain, ctx: RequestContext, status: int, headers: ResponseHeaders
+        filters: list[PluginRuntime],
+        ctx: RequestContext,
+        status: int,
+        headers: list[tuple[str, str]],
+        *,
+        lower_case: bool,
     ) -> list[tuple[str, str]]:
-        """The headers after every plugin's header filter. The X-Request-Id set last is also
-        the responder's tag: it is here for what the filters and loggers see."""
-        if ctx._response_headers:
-            headers.update(ctx._response_headers)
-        for _, plugin in chain:
-            plugin.header_filter(ctx, status, headers)
-        headers["x-request-id"] = ctx.request_id
-        return headers.items()
+        """The response's headers: those the plugins set (``ctx.response_headers``), then
+        every header filter's edits. The X-Request-Id set last is also the responder's tag:
+        it is here for what the filters and loggers see. With no filter to see them, the
+        headers are merged as they are."""
+        added = ctx._response_headers
+        if not filters:
+            if not added:
+                return headers
+            replaced = {name.lower() for name in added}
+            kept = [h for h in headers if (h[0] if lower_case else h[0].lower()) not in replaced]
+            return kept + [(name.lower(), value) for name, value in added.items()]
+        seen = ResponseHeaders(headers, lower_case=lower_case)
+        if added:
+            seen.update(added)
+        for plugin in filters:
+            plugin.header_filter(ctx, status, seen)
+        seen["x-request-id"] = ctx.request_id
+        return seen.items()
 
     async def _reply(
-        self, chain: Chain, ctx: RequestContext, reply: Reply, responder: Responder
+        self,
+        filters: list[PluginRuntime],
+        ctx: RequestContext,
+        reply: Reply,
+        responder: Responder,
     ) -> None:
         ctx.status = reply.status
-        headers = self._filter_headers(chain, ctx, reply.status, ResponseHeaders(reply.headers))
+        headers = self._filter_headers(filters, ctx, reply.status, reply.headers, lower_case=False)
         body = reply.body
         for body_filter in ctx._body_filters or ():
             body = body_filter(ctx, body, True)
@@ -319,7 +347,11 @@ class Gateway:
         ctx.response_bytes = len(body)
 
     async def _proxy(
-        self, route: RouteRuntime, chain: Chain, ctx: RequestContext, responder: Responder
+        self,
+        route: RouteRuntime,
+        filters: list[PluginRuntime],
+        ctx: RequestContext,
+        responder: Responder,
     ) -> None:
         upstream = route.upstream
         if upstream is None:
@@ -358,11 +390,9 @@ class Gateway:
             response: UpstreamResponse, headers: list[tuple[str, str]]
         ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
             ctx.status = response.status
-            if not chain and not ctx._response_headers:
+            if not filters and not ctx._response_headers:
                 return headers, None  # nothing rewrites the answer (the responder tags it)
-            out = self._filter_headers(
-                chain, ctx, response.status, ResponseHeaders.lowered(headers)
-            )
+            out = self._filter_headers(filters, ctx, response.status, headers, lower_case=True)
             # a header filter may change the status the client gets (response-rewrite); the
             # proxy sends response.status, and judges the node by the status it answered
             response.status = ctx.status
