@@ -21,7 +21,7 @@ A chain is built once per config snapshot (``gateway.config``); per request only
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
@@ -287,10 +287,15 @@ def _cookie(header: str | None, name: str) -> str | None:
     return morsel.value if morsel is not None else None
 
 
+#: what ``access`` returns: its verdict (a reply, or None to go on), or, for a plugin that
+#: must wait for something (Redis, a JWKS, the disk), an awaitable of it
+Access = Reply | None | Awaitable[Reply | None]
+
+
 class PluginRuntime(Protocol):
     """The runtime side of one plugin attachment (one config)."""
 
-    async def access(self, ctx: RequestContext) -> Reply | None: ...
+    def access(self, ctx: RequestContext) -> Access: ...
 
     def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None: ...
 
@@ -300,9 +305,10 @@ class PluginRuntime(Protocol):
 # the plugins' runtimes subclass it, and they are not compiled (see portico/native.py)
 @mypyc_attr(allow_interpreted_subclasses=True)
 class BasePluginRuntime:
-    """Phases a plugin does not use do nothing."""
+    """Phases a plugin does not use do nothing. A plugin's ``access`` is a plain method when
+    it decides at once (most do: no coroutine per request), ``async`` when it has to wait."""
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Access:
         return None
 
     def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None:

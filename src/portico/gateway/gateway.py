@@ -289,7 +289,8 @@ class Gateway:
         while index < len(chain):
             attachment, plugin = chain[index]
             index += 1
-            reply = await plugin.access(ctx)
+            verdict = plugin.access(ctx)
+            reply = verdict if verdict is None or isinstance(verdict, Reply) else await verdict
             if reply is not None:
                 return reply, chain
             if ctx.consumer is not consumer and ctx.consumer is not None:

@@ -69,7 +69,7 @@ class ConsumerRestrictionRuntime(BasePluginRuntime):
         self.rejected_code = config.rejected_code
         self.message = config.rejected_msg or "The consumer_name is forbidden."
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         if ctx.consumer is None:
             return Reply.error(401, "Missing authentication or identity verification.")
         if (ctx.consumer.username in self.names) != self.allow:

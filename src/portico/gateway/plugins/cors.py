@@ -200,7 +200,7 @@ class CorsRuntime(BasePluginRuntime):
         self.expose = None if expose is None or expose == "*" else _joined(expose)
         self.max_age = str(config.max_age)
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         # answered whatever the origin: a disallowed one gets a 200 without CORS headers,
         # which the browser treats as a refusal (APISIX does the same)
         return Reply(200) if _is_preflight(ctx) else None

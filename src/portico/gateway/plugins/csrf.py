@@ -125,7 +125,7 @@ class CsrfRuntime(BasePluginRuntime):
         issued = int.from_bytes(payload[_RANDOM:], "big")
         return now - issued <= self.expires
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         if ctx.request.method in SAFE_METHODS:
             return None
         header = ctx.header(self.name)

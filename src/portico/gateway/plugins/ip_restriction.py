@@ -81,7 +81,7 @@ class IpRestrictionRuntime(BasePluginRuntime):
             ip = ip.ipv4_mapped  # ::ffff:10.0.0.1 is 10.0.0.1
         return any(ip.version == net.version and ip in net for net in self.networks)
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         if self.listed(ctx.client_ip) != self.allow:
             return Reply.error(403, self.message)
         return None

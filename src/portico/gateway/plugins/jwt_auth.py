@@ -190,7 +190,7 @@ class JwtAuthRuntime(BasePluginRuntime):
         self._keys[consumer.id] = key
         return key
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         found = self._token(ctx)
         if found is None or not found[0]:
             return Reply.error(401, "Missing JWT token in request")

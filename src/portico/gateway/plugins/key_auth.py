@@ -57,7 +57,7 @@ class KeyAuthRuntime(BasePluginRuntime):
         self.config = config
         self.consumers = services.consumers
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         key = ctx.header(self.config.header) or ctx.arg(self.config.query)
         if not key:
             return Reply.error(401, "Missing API key in request")

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, model_validator
 
 from portico.core.validation import invalid
-from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
+from portico.gateway.counters import Admission
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 from portico.gateway.redis_counters import RedisCounters, RedisUnavailable, redis_counters
 from portico.gateway.services import RuntimeServices
@@ -172,22 +173,28 @@ class LimitCountRuntime(BasePluginRuntime):
         self.message = config.rejected_msg or "Too many requests"
         self.limit = str(config.count)
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Access:
         config = self.config
         key = limit_key(self.scope, config.key_type, config.key, ctx)
-        if self.redis is None:
-            admission = self.counters.hit(key, config.count, config.time_window, self.now())
-        else:
-            try:
-                admission = await self.redis.hit(
-                    f"portico:lc:{key}", config.count, config.time_window
-                )
-            except RedisUnavailable:
-                # APISIX's behaviour: admit when degradation is allowed, else fail closed
-                # (the cause was logged, rate-limited, by the counters)
-                if config.allow_degradation:
-                    return None
-                return Reply.error(500, "failed to limit count")
+        if self.redis is not None:
+            return self._shared(ctx, key, self.redis)  # waits for Redis
+        admission = self.counters.hit(key, config.count, config.time_window, self.now())
+        return self._verdict(ctx, admission)
+
+    async def _shared(self, ctx: RequestContext, key: str, redis: RedisCounters) -> Reply | None:
+        config = self.config
+        try:
+            admission = await redis.hit(f"portico:lc:{key}", config.count, config.time_window)
+        except RedisUnavailable:
+            # APISIX's behaviour: admit when degradation is allowed, else fail closed
+            # (the cause was logged, rate-limited, by the counters)
+            if config.allow_degradation:
+                return None
+            return Reply.error(500, "failed to limit count")
+        return self._verdict(ctx, admission)
+
+    def _verdict(self, ctx: RequestContext, admission: Admission) -> Reply | None:
+        config = self.config
         headers: list[tuple[str, str]] = []
         if config.show_limit_quota_header:
             headers = [

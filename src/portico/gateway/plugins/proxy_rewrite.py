@@ -124,7 +124,7 @@ class ProxyRewriteRuntime(BasePluginRuntime):
                 config.regex_uri[1].replace("\\", "\\\\"),
             )
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         config = self.config
         current = ctx.upstream_path or ctx.path
         if config.uri is not None:

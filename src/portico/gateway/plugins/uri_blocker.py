@@ -49,7 +49,7 @@ class UriBlockerRuntime(BasePluginRuntime):
         self.code = config.rejected_code
         self.message = config.rejected_msg
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Reply | None:
         if self.rules.search(ctx.path) is None:
             return None
         if self.message is None:
