@@ -7,13 +7,29 @@ not by the chain object), so a redeploy does not hand everyone a fresh quota.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
+class Admission:
+    """A limiter's verdict on one request. (A plain class: a NamedTuple's constructor is
+    interpreted code even where this module is compiled; portico/native.py.)"""
 
-class Admission(NamedTuple):  # (a tuple: made on every limited request)
-    allowed: bool
-    remaining: int
-    reset: int  # seconds until the window ends
+    __slots__ = ("allowed", "remaining", "reset")
+
+    def __init__(self, allowed: bool, remaining: int, reset: int) -> None:
+        self.allowed = allowed
+        self.remaining = remaining
+        self.reset = reset  # seconds until the window ends
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Admission) and (
+            (self.allowed, self.remaining, self.reset)
+            == (other.allowed, other.remaining, other.reset)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.allowed, self.remaining, self.reset))
+
+    def __repr__(self) -> str:
+        return f"Admission({self.allowed}, {self.remaining}, {self.reset})"
 
 
 class LeakyBuckets:

@@ -46,7 +46,7 @@ back into a path or a header cannot smuggle a ``/`` or a control character.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
 from portico.gateway.paths import PathRejected, canonical_segment
 from portico.gateway.snapshot import SnapshotRoute
@@ -57,10 +57,24 @@ __all__ = ["Match", "Router"]
 _INDEX_OVER: Final = 8
 
 
-class Match(NamedTuple):  # (a tuple: made for every routed request)
-    route: SnapshotRoute
-    #: ``:name`` → the segment it matched, percent-encoded as in the normalised path
-    params: dict[str, str]
+class Match:
+    """The route a request matched, read-only. (A plain class: a NamedTuple's constructor is
+    interpreted code even where this module is compiled; portico/native.py.)"""
+
+    __slots__ = ("_params", "_route")
+
+    def __init__(self, route: SnapshotRoute, params: dict[str, str]) -> None:
+        self._route = route
+        self._params = params
+
+    @property
+    def route(self) -> SnapshotRoute:
+        return self._route
+
+    @property
+    def params(self) -> dict[str, str]:
+        """``:name`` → the segment it matched, percent-encoded as in the normalised path."""
+        return self._params
 
 
 class _Entry:

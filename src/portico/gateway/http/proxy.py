@@ -85,17 +85,44 @@ class Target(NamedTuple):
     port: int
 
 
-class ProxyResult(NamedTuple):  # (a tuple: made for every proxied request)
-    status: int  # what the client got (499: it went away before the answer)
-    upstream_addr: str | None  # "host:port" of each node tried, ", "-separated (nginx's form)
-    upstream_seconds: float  # first connect attempt → last byte relayed
-    request_bytes: int  # request body bytes received from the client (tunnel: client→node)
-    response_bytes: int  # response body bytes written to the client (tunnel: node→client)
-    error: str | None  # what went wrong, for the log ("upstream read timeout", …)
-    # Who failed, for passive health checks: "connect" (refused/unreachable/TLS), "timeout"
-    # (connect, send or read), "reset" (closed mid-exchange, invalid answer) — the node's
-    # fault — or "client" (went away, bad or slow body), "no_node"; None when all went well.
-    error_kind: str | None = None
+class ProxyResult:
+    """What became of one forwarded request. (A plain class: a NamedTuple's constructor is
+    interpreted code even where this module is compiled; portico/native.py.)"""
+
+    __slots__ = (
+        "error",
+        "error_kind",
+        "request_bytes",
+        "response_bytes",
+        "status",
+        "upstream_addr",
+        "upstream_seconds",
+    )
+
+    def __init__(
+        self,
+        status: int,
+        upstream_addr: str | None,
+        upstream_seconds: float,
+        request_bytes: int,
+        response_bytes: int,
+        error: str | None,
+        error_kind: str | None = None,
+    ) -> None:
+        self.status = status  # what the client got (499: it went away before the answer)
+        #: "host:port" of each node tried, ", "-separated (nginx's form)
+        self.upstream_addr = upstream_addr
+        self.upstream_seconds = upstream_seconds  # first connect attempt → last byte relayed
+        #: request body bytes received from the client (tunnel: client → node)
+        self.request_bytes = request_bytes
+        #: response body bytes written to the client (tunnel: node → client)
+        self.response_bytes = response_bytes
+        self.error = error  # what went wrong, for the log ("upstream read timeout", …)
+        # Who failed, for passive health checks: "connect" (refused/unreachable/TLS),
+        # "timeout" (connect, send or read), "reset" (closed mid-exchange, invalid answer) —
+        # the node's fault — or "client" (went away, bad or slow body), "no_node"; None when
+        # all went well.
+        self.error_kind = error_kind
 
 
 def request_head(request: Request, host_header: str, extra_headers: list[tuple[str, str]]) -> str:
