@@ -285,7 +285,10 @@ class Responder:
                 own_connection = True
                 if "close" in value.lower():
                     keep_alive = False
-            parts += (name, ": ", value, "\r\n")
+            parts.append(name)  # (four appends: no tuple per header)
+            parts.append(": ")
+            parts.append(value)
+            parts.append("\r\n")
         if tag_name:
             parts += (tag_name, ": ", tag_value, "\r\n")
         after_headers = len(parts)
