@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import ThreadingHTTPServer
@@ -15,7 +16,7 @@ import httpx
 import pytest
 
 from portico.gateway.config import SnapshotRefused
-from portico.gateway.gateway import Gateway
+from portico.gateway.gateway import Gateway, RequestIds
 from portico.gateway.http.server import serve
 from portico.gateway.snapshot import content_hash
 from tests.e2e.test_gateway import Echo
@@ -212,3 +213,23 @@ async def test_consumer_scope_plugins_run_in_the_response_and_log_phases_too(
     assert anonymous.status_code == 401
     assert "x-seen-by" not in anonymous.headers
     assert logged == ["alice", ""]
+
+
+async def test_every_request_gets_its_own_request_id_unless_it_brings_one(
+    gateway: tuple[Gateway, httpx.AsyncClient], backend: int
+) -> None:
+    gw, client = gateway
+    await gw.apply(snapshot(backend, []))
+    seen: set[str] = set()
+    for _ in range(RequestIds.BATCH + 10):  # (more than one batch of random bytes)
+        answer = await client.get("/x")
+        request_id = answer.headers["x-request-id"]
+        assert re.fullmatch(r"[0-9a-f]{32}", request_id)
+        assert answer.json()["headers"]["x-request-id"] == request_id  # the backend saw it too
+        seen.add(request_id)
+    assert len(seen) == RequestIds.BATCH + 10
+    brought = await client.get("/x", headers={"X-Request-Id": "trace-7.a:b"})
+    assert brought.headers["x-request-id"] == "trace-7.a:b"
+    assert brought.json()["headers"]["x-request-id"] == "trace-7.a:b"
+    refused = await client.get("/x", headers={"X-Request-Id": "bad id;drop"})
+    assert re.fullmatch(r"[0-9a-f]{32}", refused.headers["x-request-id"])

@@ -1,9 +1,13 @@
 """One client connection of the HTTP/1.1 server: a raw ``asyncio.Protocol`` over ``httptools``'
 llhttp parser.
 
-One ``HttpProtocol`` per connection parses requests and runs the handler once per request, in
-its own task, one request at a time: pipelined requests wait their turn with reading paused,
-and a handler that leaves its body unread gets it discarded so the connection can go on.
+One ``HttpProtocol`` per connection parses requests and runs the handler once per request, one
+request at a time, in one task per connection that waits for the next request between them
+(creating a task costs more than a whole request's routing: on Python 3.11 each one is added to
+asyncio's weak set of all tasks, in Python code). Requests therefore share the connection's
+``contextvars`` context: gateway code sets no context variable per request. Pipelined requests
+wait their turn with reading paused, and a handler that leaves its body unread gets it
+discarded so the connection can go on.
 Refused heads (smuggling shapes, limits, slow heads; see ``request.RequestHead.build``) are
 answered with a JSON error and the connection is closed.
 
@@ -69,12 +73,14 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
         "_head",
         "_head_bytes",
         "_head_timed",
+        "_idle_waiter",
         "_lingering",
         "_live",
         "_parser",
         "_parsing_body",
         "_pipeline",
         "_reading_paused",
+        "_request",
         "_tail_bytes",
         "_task",
         "_timer",
@@ -109,7 +115,9 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
         self._reading_paused = False
         self._detached = False
         self._active: Responder | None = None
+        self._request: Request | None = None  # the request ``_active`` answers
         self._task: asyncio.Task[None] | None = None
+        self._idle_waiter: asyncio.Future[None] | None = None
         self._pipeline: deque[tuple[Request, Responder]] | None = None
         self._parsing_body: RequestBody | None = None
         self._discarding = False
@@ -190,6 +198,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
         waiter = self._drain_waiter
         if waiter is not None and not waiter.done():
             waiter.set_exception(lost)
+        self._wake_idle()  # its task ends
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -259,7 +268,38 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
 
     def _start(self, request: Request, responder: Responder) -> None:
         self._active = responder
-        self._task = self.loop.create_task(self._run(request, responder))
+        self._request = request
+        if self._idle_waiter is not None:
+            self._wake_idle()
+        elif self._task is None:
+            self._task = self.loop.create_task(self._serve())
+        # (otherwise the task itself is starting the next pipelined request: see _serve)
+
+    def _wake_idle(self) -> None:
+        waiter = self._idle_waiter
+        if waiter is not None:
+            self._idle_waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _serve(self) -> None:
+        """The connection's task: one request after the other, waiting in between."""
+        try:
+            while True:
+                request = self._request
+                responder = self._active
+                if request is None or responder is None:
+                    return  # woken by connection_lost
+                self._request = None
+                await self._run(request, responder)
+                if self._active is not None:
+                    continue  # _finish started the next pipelined request
+                if self.closed or self._detached:
+                    return
+                waiter = self._idle_waiter = self.loop.create_future()
+                await waiter
+        finally:
+            self._task = None
 
     async def _run(self, request: Request, responder: Responder) -> None:
         try:
@@ -279,7 +319,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
             elif not responder.ended:
                 self.close()
         except asyncio.CancelledError:
-            self._active = self._task = None
+            self._active = self._request = self._task = None
             if not self._detached:
                 self.close()
             raise
@@ -295,7 +335,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
         self._finish(request, responder)
 
     def _finish(self, request: Request, responder: Responder) -> None:
-        self._active = self._task = None
+        self._active = None
         if self.closed or self._detached:
             return
         body = request.body
