@@ -45,6 +45,8 @@ MODULES = (
     "portico.gateway.router",
     "portico.gateway.services",
     "portico.gateway.telemetry",
+    "portico.gateway.plugins.key_auth_runtime",
+    "portico.gateway.plugins.limit_count_runtime",
     "portico.gateway.http.body",
     "portico.gateway.http.connection",
     "portico.gateway.http.errors",

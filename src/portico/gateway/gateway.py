@@ -342,9 +342,18 @@ class Gateway:
         if not filters:
             if not added:
                 return headers
-            replaced = {name.lower() for name in added}
-            kept = [h for h in headers if (h[0] if lower_case else h[0].lower()) not in replaced]
-            return kept + [(name.lower(), value) for name, value in added.items()]
+            merged: list[tuple[str, str]] = []
+            replaced: set[str] = set()
+            for name, value in added.items():
+                name = name.lower()
+                replaced.add(name)
+                merged.append((name, value))
+            if lower_case:
+                kept = [h for h in headers if h[0] not in replaced]
+            else:
+                kept = [h for h in headers if h[0].lower() not in replaced]
+            kept.extend(merged)
+            return kept
         seen = ResponseHeaders(headers, lower_case=lower_case)
         if added:
             seen.update(added)

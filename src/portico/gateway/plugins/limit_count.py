@@ -1,14 +1,14 @@
 """limit-count: at most ``count`` requests per ``time_window`` seconds per key.
 
 Counters are local to the gateway process, or shared in Redis (atomically) so that N workers
-together admit exactly ``count``. The key helpers and the Redis URL type live here because
-limit-req and product-quota use the same rules.
+together admit exactly ``count``. The key rules (``limit_key``, ``limit_scope``, in
+``limit_count_runtime`` with the runtime) and the Redis URL type are shared with limit-req and
+product-quota.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 from typing import Annotated, Literal, Self
 from urllib.parse import urlsplit
@@ -16,17 +16,13 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, model_validator
 
 from portico.core.validation import invalid
-from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
-from portico.gateway.counters import Admission
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.redis_counters import RedisCounters, RedisUnavailable, redis_counters
-from portico.gateway.services import RuntimeServices
+from portico.gateway.plugins.limit_count_runtime import VARIABLE_REF, LimitCountRuntime
 
 KeyType = Literal["var", "var_combination", "constant"]
 Policy = Literal["local", "redis"]
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-_VARIABLE_REF = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")
 
 
 def key_error(key_type: str, key: str) -> str | None:
@@ -41,7 +37,7 @@ def key_error(key_type: str, key: str) -> str | None:
             'key must be a variable name without "$" (e.g. remote_addr, http_x_api_key) '
             'when key_type is "var"'
         )
-    if key_type == "var_combination" and not _VARIABLE_REF.search(key):
+    if key_type == "var_combination" and not VARIABLE_REF.search(key):
         return (
             'key must combine variables such as "$remote_addr $consumer_name" '
             'when key_type is "var_combination"'
@@ -127,85 +123,5 @@ PLUGIN = PluginSpec(
 )
 
 
-def limit_scope(config: PluginConfig) -> str:
-    """One counter space per attachment configuration: identical configs on different routes of
-    one service share it, as APISIX's service-level limit does; it is the same in every gateway
-    process, so a shared store (Redis) sees one counter. Secret fields stay out of it."""
-    dumped = config.model_dump_json(exclude=set(config.secret_fields))
-    return hashlib.sha256(dumped.encode()).hexdigest()[:16]
-
-
-def limit_key(scope: str, key_type: KeyType, key: str, ctx: RequestContext) -> str:
-    """The counter a request is limited by: ``key`` read as ``key_type`` says, the client's
-    address when it reads empty; per route unless the key is a constant."""
-    if key_type == "constant":
-        return f"{scope}::{key}"
-    if key_type == "var_combination":
-        resolved = 0
-
-        def read(match: re.Match[str]) -> str:
-            nonlocal resolved
-            value = ctx.var(match.group(0)[1:])
-            resolved += bool(value)
-            return value or ""
-
-        value = _VARIABLE_REF.sub(read, key)
-        if not resolved:  # as APISIX: no variable had a value → the client's address
-            value = ""
-    else:
-        value = ctx.var(key) or ""
-    return f"{scope}:{ctx.route.id}:{value or ctx.client_ip}"
-
-
-class LimitCountRuntime(BasePluginRuntime):
-    """``count`` requests per ``time_window`` seconds per key, in fixed windows; the
-    ``X-RateLimit-*`` headers tell the client where it stands. Counters live in this process
-    (local) or in Redis (redis), where every gateway sharing it sees the same count."""
-
-    def __init__(self, config: LimitCountConfig, services: RuntimeServices) -> None:
-        self.config = config
-        self.counters = services.counters
-        self.now = services.now
-        self.scope = limit_scope(config)
-        self.redis: RedisCounters | None = None
-        if config.policy == "redis" and config.redis_url is not None:
-            self.redis = redis_counters(services, config.redis_url)
-        self.message = config.rejected_msg or "Too many requests"
-        self.limit = str(config.count)
-
-    def access(self, ctx: RequestContext) -> Access:
-        config = self.config
-        key = limit_key(self.scope, config.key_type, config.key, ctx)
-        if self.redis is not None:
-            return self._shared(ctx, key, self.redis)  # waits for Redis
-        admission = self.counters.hit(key, config.count, config.time_window, self.now())
-        return self._verdict(ctx, admission)
-
-    async def _shared(self, ctx: RequestContext, key: str, redis: RedisCounters) -> Reply | None:
-        config = self.config
-        try:
-            admission = await redis.hit(f"portico:lc:{key}", config.count, config.time_window)
-        except RedisUnavailable:
-            # APISIX's behaviour: admit when degradation is allowed, else fail closed
-            # (the cause was logged, rate-limited, by the counters)
-            if config.allow_degradation:
-                return None
-            return Reply.error(500, "failed to limit count")
-        return self._verdict(ctx, admission)
-
-    def _verdict(self, ctx: RequestContext, admission: Admission) -> Reply | None:
-        config = self.config
-        headers: list[tuple[str, str]] = []
-        if config.show_limit_quota_header:
-            headers = [
-                ("x-ratelimit-limit", self.limit),
-                ("x-ratelimit-remaining", str(admission.remaining)),
-                ("x-ratelimit-reset", str(admission.reset)),
-            ]
-        if not admission.allowed:
-            return Reply.error(config.rejected_code, self.message, headers)
-        ctx.response_headers.update(headers)
-        return None
-
-
+# (the runtime and the key rules, compiled with the data plane, are in limit_count_runtime)
 PLUGIN = dataclasses.replace(PLUGIN, runtime=LimitCountRuntime)

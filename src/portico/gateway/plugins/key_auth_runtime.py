@@ -1,0 +1,53 @@
+"""key-auth's per-request work, compiled with the data plane (``portico.native``).
+
+It lives apart from ``key_auth`` because that module holds the plugin's pydantic models, which
+a compiled module cannot define; this one reads its settings through ``KeyAuthSettings`` once,
+when the route's chain is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Protocol
+
+from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.services import ConsumerIndex, RuntimeServices
+
+
+class KeyAuthSettings(Protocol):
+    """What the runtime reads of ``key_auth.KeyAuthConfig``."""
+
+    @property
+    def header(self) -> str: ...
+
+    @property
+    def query(self) -> str: ...
+
+    @property
+    def hide_credentials(self) -> bool: ...
+
+
+class KeyAuthRuntime(BasePluginRuntime):
+    """Finds the consumer by the SHA-256 of the presented key (consumers' keys are stored
+    hashed), then compares in constant time."""
+
+    def __init__(self, config: KeyAuthSettings, services: RuntimeServices) -> None:
+        self.header = config.header
+        self.query = config.query
+        self.hidden = config.header.lower() if config.hide_credentials else ""
+        self.consumers: ConsumerIndex = services.consumers
+
+    def access(self, ctx: RequestContext) -> Reply | None:
+        key = ctx.header(self.header) or ctx.arg(self.query)
+        if not key:
+            return Reply.error(401, "Missing API key in request")
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        consumer = self.consumers.find("key-auth", digest)
+        stored = consumer.credentials["key-auth"].get("key_hash", "") if consumer else ""
+        if consumer is None or not hmac.compare_digest(str(stored), digest):
+            return Reply.error(401, "Invalid API key in request")
+        ctx.consumer = consumer
+        if self.hidden:
+            ctx.remove_upstream_headers.add(self.hidden)
+        return None
