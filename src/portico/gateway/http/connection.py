@@ -319,7 +319,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
             elif not responder.ended:
                 self.close()
         except asyncio.CancelledError:
-            self._active = self._request = self._task = None
+            self._active = self._request = None  # (_serve's finally forgets the task)
             if not self._detached:
                 self.close()
             raise

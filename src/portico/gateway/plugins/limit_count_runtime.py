@@ -142,16 +142,15 @@ class LimitCountRuntime(BasePluginRuntime):
         return self._verdict(ctx, admission)
 
     def _verdict(self, ctx: RequestContext, admission: Admission) -> Reply | None:
-        if not self.show_headers:
-            if not admission.allowed:
-                return Reply.error(self.rejected_code, self.message)
-            return None
-        headers = [
-            ("x-ratelimit-limit", self.limit),
-            ("x-ratelimit-remaining", str(admission.remaining)),
-            ("x-ratelimit-reset", str(admission.reset)),
-        ]
+        headers: list[tuple[str, str]] = []
+        if self.show_headers:
+            headers = [
+                ("x-ratelimit-limit", self.limit),
+                ("x-ratelimit-remaining", str(admission.remaining)),
+                ("x-ratelimit-reset", str(admission.reset)),
+            ]
         if not admission.allowed:
             return Reply.error(self.rejected_code, self.message, headers)
-        ctx.response_headers.update(headers)
+        if headers:
+            ctx.response_headers.update(headers)
         return None
