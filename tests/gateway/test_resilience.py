@@ -115,8 +115,16 @@ async def test_thirty_config_swaps_under_continuous_load_lose_no_request(
             {"plugins": [plugin("limit-count", 210, count=1_000_000, time_window=60)]},
         ]
     )
+    loop = asyncio.get_running_loop()
+
+    async def load_moves_past(count: int) -> None:
+        """Until a request completes after the last swap (polled: no timing asserted)."""
+        deadline = loop.time() + 10
+        while len(statuses) <= count and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.005)
+
     for version in range(2, 32):
-        await asyncio.sleep(0.03)
+        await load_moves_past(progress[-1] if progress else 0)
         progress.append(len(statuses))
         await gw.apply(document([first, second], version=version, **dict(next(variants))))
     await asyncio.sleep(0.03)
