@@ -129,10 +129,7 @@ class Responder:
             n = 0
         else:
             if mode == _LENGTH:
-                if n > self._remaining:
-                    proto.close()
-                    raise RuntimeError("response body longer than its content-length")
-                self._remaining -= n
+                self._spend(n)
             if head is None:
                 transport.write(chunk)
             else:
@@ -185,10 +182,7 @@ class Responder:
             n = 0
         else:
             if mode == _LENGTH:
-                if n > self._remaining:
-                    proto.close()
-                    raise RuntimeError("response body longer than its content-length")
-                self._remaining -= n
+                self._spend(n)
             if n:
                 pieces.append(chunk)
         self._head = None
@@ -259,6 +253,14 @@ class Responder:
         if callback is not None:
             self._on_disconnect = None
             callback()
+
+    def _spend(self, n: int) -> None:
+        """Count ``n`` body bytes against the declared content-length; more is refused (the
+        connection closes: the client cannot tell where the response would end)."""
+        if n > self._remaining:
+            self._proto.close()
+            raise RuntimeError("response body longer than its content-length")
+        self._remaining -= n
 
     def _build(self, status: int, headers: list[tuple[str, str]], length: int | None) -> bytes:
         if self._state != _FRESH:
