@@ -51,6 +51,7 @@ MODULES = (
     "portico.gateway.http.connection",
     "portico.gateway.http.errors",
     "portico.gateway.http.names",
+    "portico.gateway.http.outbox",
     "portico.gateway.http.proxy",
     "portico.gateway.http.request",
     "portico.gateway.http.responder",

@@ -13,8 +13,8 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs
 
 from portico.gateway.balancer import Node, PickContext
@@ -36,7 +36,9 @@ from portico.gateway.context import (
     phase_plugins,
 )
 from portico.gateway.counters import LocalCounters
-from portico.gateway.http.proxy import BodyTransform, forward
+from portico.gateway.http.body import EMPTY_BODY
+from portico.gateway.http.proxy import BodyTransform, OnResponse, ProxyResult, forward, forward_now
+from portico.gateway.http.request import TAKEN, Taken
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
 from portico.gateway.metrics import GatewayMetrics
@@ -45,6 +47,9 @@ from portico.gateway.paths import PathRejected, normalize_path
 from portico.gateway.resources import SharedResources
 from portico.gateway.sealing import secret_box
 from portico.gateway.services import ConsumerIndex, RuntimeServices
+
+if TYPE_CHECKING:
+    from portico.gateway.snapshot import SnapshotConsumer
 
 logger: Final = logging.getLogger("portico.gateway")
 
@@ -244,7 +249,12 @@ class Gateway:
 
     # ------------------------------------------------------------------ per request
 
-    async def handle(self, request: Request, responder: Responder) -> None:
+    def handle(
+        self, request: Request, responder: Responder
+    ) -> Coroutine[Any, Any, None] | Taken | None:
+        """The pipeline, run at once as far as it can go: answered here (None), forwarded by
+        callbacks (``TAKEN``), or continued in a coroutine from the first plugin verdict or
+        proxy step that has to wait."""
         incoming_id = request.request_id
         if incoming_id and _REQUEST_ID.match(incoming_id):
             request_id = incoming_id
@@ -254,22 +264,22 @@ class Gateway:
         host, env_id = self.hosts.lookup(request.host)
         if env_id is None:
             responder.send(404, JSON, error_body("404 Route Not Found"))
-            return
+            return None
         env = self.environments[env_id]
         try:
             path = normalize_path(request.path)
         except PathRejected:
             responder.send(400, JSON, error_body("400 Bad Request: invalid path"))
-            return
+            return None
         match = env.router.match(request.method, host, path)
         if match is None:
             responder.send(404, JSON, error_body("404 Route Not Found"))
-            return
+            return None
         route = env.routes[match.route.id]
         if route.unsupported:
             message = f"503 plugin {route.unsupported[0]} is not supported by this gateway"
             responder.send(503, JSON, error_body(message))
-            return
+            return None
         ctx = RequestContext(
             request,
             match.route,
@@ -280,50 +290,89 @@ class Gateway:
             request_id,
             time.perf_counter(),
         )
-        chain = route.chain
-        reply = None
-        filters, loggers = route.header_filters, route.loggers
-        if chain:
-            reply, effective = await self._access(env, chain, ctx)
-            if effective is not chain:  # the consumer's plugins replaced some
-                filters, loggers = phase_plugins(plugin for _, plugin in effective)
-        if reply is not None:
-            await self._reply(filters, ctx, reply, responder)
+        access = AccessPhase(route.chain, ctx.consumer)
+        if access.chain:
+            pending = self._access(env, access, ctx)
+            if pending is not None:
+                return self._handle_later(env, route, ctx, responder, access, pending)
+        filters, loggers = access.phases(route)
+        if access.reply is not None:
+            self._reply(filters, ctx, access.reply, responder)
+            self._log(env, ctx, loggers)
+            return None
+        return self._proxy_now(env, route, filters, loggers, ctx, responder)
+
+    async def _handle_later(
+        self,
+        env: EnvironmentRuntime,
+        route: RouteRuntime,
+        ctx: RequestContext,
+        responder: Responder,
+        access: AccessPhase,
+        pending: Awaitable[Reply | None] | None,
+    ) -> None:
+        """``handle`` from a plugin verdict that has to be awaited."""
+        while pending is not None:
+            reply = await pending
+            if reply is not None:
+                access.reply = reply
+                break
+            self._consumer_known(env, access, ctx)
+            pending = self._access(env, access, ctx)
+        filters, loggers = access.phases(route)
+        if access.reply is not None:
+            self._reply(filters, ctx, access.reply, responder)
         else:
             await self._proxy(route, filters, ctx, responder)
+        self._log(env, ctx, loggers)
+
+    def _log(
+        self, env: EnvironmentRuntime, ctx: RequestContext, loggers: list[PluginRuntime]
+    ) -> None:
         ctx.finished = time.perf_counter()
         for plugin in loggers:
             plugin.log(ctx)
         for observe in self.observers:
             observe(env, ctx)
 
-    async def _access(
-        self, env: EnvironmentRuntime, chain: Chain, ctx: RequestContext
-    ) -> tuple[Reply | None, Chain]:
-        """Run the access phase; returns a plugin's reply (or None) and the chain whose
-        header, body and log phases run. Once an authentication plugin names the consumer,
-        the consumer's own plugins REPLACE same-named ones for the rest of the chain (the
-        consumer scope is the narrowest). A reply ends the access phase only: as in APISIX,
-        every plugin of the chain still sees the response and logs it (CORS headers on a 401,
-        the 401 in the metrics)."""
-        consumer = ctx.consumer
-        index = 0
-        while index < len(chain):
-            attachment, plugin = chain[index]
-            index += 1
+    def _access(
+        self, env: EnvironmentRuntime, access: AccessPhase, ctx: RequestContext
+    ) -> Awaitable[Reply | None] | None:
+        """Run the access phase on from ``access.index`` until a plugin replies
+        (``access.reply``), the chain ends (None), or a verdict has to be awaited (returned).
+
+        Once an authentication plugin names the consumer, the consumer's own plugins REPLACE
+        same-named ones for the rest of the chain (the consumer scope is the narrowest). A
+        reply ends the access phase only: as in APISIX, every plugin of the chain still sees
+        the response and logs it (CORS headers on a 401, the 401 in the metrics)."""
+        while access.index < len(access.chain):
+            plugin = access.chain[access.index][1]
+            access.index += 1
             verdict = plugin.access(ctx)
-            reply = verdict if verdict is None or isinstance(verdict, Reply) else await verdict
-            if reply is not None:
-                return reply, chain
-            if ctx.consumer is not consumer and ctx.consumer is not None:
-                consumer = ctx.consumer
-                own = env.consumer_chains.get(consumer.username)
-                if own:
-                    names = {a.name for a, _ in own} | {attachment.name}
-                    kept = [item for item in chain[index:] if item[0].name not in names]
-                    rest = sorted(kept + own, key=lambda item: (item[0].order, item[0].name))
-                    chain = chain[:index] + rest  # a new list: the route's is shared
-        return None, chain
+            if verdict is None:
+                self._consumer_known(env, access, ctx)
+            elif isinstance(verdict, Reply):
+                access.reply = verdict
+                return None
+            else:
+                return verdict
+        return None
+
+    @staticmethod
+    def _consumer_known(env: EnvironmentRuntime, access: AccessPhase, ctx: RequestContext) -> None:
+        """After a plugin let the request through: if it named a new consumer, that consumer's
+        plugins replace same-named ones among the rest of the chain."""
+        consumer = ctx.consumer
+        if consumer is access.consumer or consumer is None:
+            return
+        access.consumer = consumer
+        own = env.consumer_chains.get(consumer.username)
+        if own:
+            chain, index = access.chain, access.index
+            names = {a.name for a, _ in own} | {chain[index - 1][0].name}
+            kept = [item for item in chain[index:] if item[0].name not in names]
+            rest = sorted(kept + own, key=lambda item: (item[0].order, item[0].name))
+            access.chain = chain[:index] + rest  # a new list: the route's is shared
 
     @staticmethod
     def _filter_headers(
@@ -362,7 +411,7 @@ class Gateway:
         seen["x-request-id"] = ctx.request_id
         return seen.items()
 
-    async def _reply(
+    def _reply(
         self,
         filters: list[PluginRuntime],
         ctx: RequestContext,
@@ -378,57 +427,141 @@ class Gateway:
         ctx.request_bytes = request_bytes_of(ctx.request)
         ctx.response_bytes = len(body)
 
-    async def _proxy(
+    def _proxy_now(
         self,
+        env: EnvironmentRuntime,
         route: RouteRuntime,
         filters: list[PluginRuntime],
+        loggers: list[PluginRuntime],
         ctx: RequestContext,
         responder: Responder,
-    ) -> None:
+    ) -> Coroutine[Any, Any, None] | Taken | None:
+        """Forward by callbacks (``forward_now``) a request without a body that has an idle
+        pooled connection to its node; anything else in a coroutine (``_proxy``)."""
         upstream = route.upstream
         if upstream is None:
-            ctx.status = 502
-            responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
-            return
+            self._no_upstream(ctx, responder)
+            self._log(env, ctx, loggers)
+            return None
         request = ctx.request
-        if upstream.hashed:  # only a hash key reads headers, arguments and variables
-            pick = PickContext(
-                client_ip=ctx.client_ip,
-                headers=dict(request.headers),
-                args={k: v[0] for k, v in parse_qs(request.query).items()},
-                consumer=ctx.consumer.username if ctx.consumer else None,
-                vars={"uri": ctx.path, "host": ctx.host, "remote_addr": ctx.client_ip},
-            )
-        else:
-            pick = _NO_PICK_CONTEXT
-        tried: list[Node] = []
-        balancer = upstream.balancer
+        first: Node | None = None
+        if request.body is EMPTY_BODY and not request.upgrade:
+            balancer = upstream.balancer
+            first = balancer.pick(self._pick_context(ctx, upstream))
+            if first is not None:
+                balancer.started(first)
+                conn = self.pool.take(first.host, first.port, upstream.tls)
+                if conn is not None:
+                    node = first
+                    proxied = Proxied(self, env, upstream, node, ctx, responder, loggers)
+                    forward_now(
+                        request,
+                        responder,
+                        conn,
+                        addr=f"{node.host}:{node.port}",
+                        path=ctx.upstream_path or ctx.path,
+                        host_header=self._upstream_host(ctx, upstream),
+                        extra_headers=self._extra_headers(ctx),
+                        timeouts=upstream.timeouts,
+                        on_response=self._on_response(filters, ctx),
+                        done=proxied.done,
+                        fallback=lambda: self._proxy_later(
+                            env, route, filters, loggers, ctx, responder, node
+                        ),
+                    )
+                    return TAKEN
+        return self._proxy_later(env, route, filters, loggers, ctx, responder, first)
 
-        def next_target() -> Node | None:
-            node = balancer.pick(pick, exclude=tried)
-            if node is not None:
-                tried.append(node)
-                balancer.started(node)
-            return node
+    async def _proxy_later(
+        self,
+        env: EnvironmentRuntime,
+        route: RouteRuntime,
+        filters: list[PluginRuntime],
+        loggers: list[PluginRuntime],
+        ctx: RequestContext,
+        responder: Responder,
+        first: Node | None,
+    ) -> None:
+        await self._proxy(route, filters, ctx, responder, first)
+        self._log(env, ctx, loggers)
 
+    @staticmethod
+    def _no_upstream(ctx: RequestContext, responder: Responder) -> None:
+        ctx.status = 502
+        responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
+
+    @staticmethod
+    def _pick_context(ctx: RequestContext, upstream: UpstreamRuntime) -> PickContext:
+        if not upstream.hashed:
+            return _NO_PICK_CONTEXT
+        # only a hash key reads headers, arguments and variables
+        request = ctx.request
+        return PickContext(
+            client_ip=ctx.client_ip,
+            headers=dict(request.headers),
+            args={k: v[0] for k, v in parse_qs(request.query).items()},
+            consumer=ctx.consumer.username if ctx.consumer else None,
+            vars={"uri": ctx.path, "host": ctx.host, "remote_addr": ctx.client_ip},
+        )
+
+    @staticmethod
+    def _extra_headers(ctx: RequestContext) -> list[tuple[str, str]]:
+        """The headers the plugins add for the upstream (and the request id); those they
+        remove are taken out of the request's."""
+        request = ctx.request
         removed = ctx._remove_upstream_headers
         if removed:
             request.headers = [(k, v) for k, v in request.headers if k not in removed]
         extra = [("x-request-id", ctx.request_id)]
         if ctx._upstream_headers:
             extra += [(k, v) for k, v in ctx._upstream_headers.items() if k != "host"]
+        return extra
+
+    def _on_response(self, filters: list[PluginRuntime], ctx: RequestContext) -> OnResponse | None:
+        """What the proxy calls with the upstream's answer: None when nothing rewrites it (the
+        responder tags it with the request id; ``_account`` notes the status)."""
+        if not filters and not ctx._response_headers:
+            return None
 
         def on_response(
             response: UpstreamResponse, headers: list[tuple[str, str]]
         ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
             ctx.status = response.status
-            if not filters and not ctx._response_headers:
-                return headers, None  # nothing rewrites the answer (the responder tags it)
             out = self._filter_headers(filters, ctx, response.status, headers, lower_case=True)
             # a header filter may change the status the client gets (response-rewrite); the
             # proxy sends response.status, and judges the node by the status it answered
             response.status = ctx.status
             return out, body_transform(ctx) if ctx._body_filters else None
+
+        return on_response
+
+    async def _proxy(
+        self,
+        route: RouteRuntime,
+        filters: list[PluginRuntime],
+        ctx: RequestContext,
+        responder: Responder,
+        first: Node | None = None,
+    ) -> None:
+        """Forward in a coroutine; ``first``: the node already picked (and started) for it."""
+        upstream = route.upstream
+        if upstream is None:
+            self._no_upstream(ctx, responder)
+            return
+        request = ctx.request
+        pick = self._pick_context(ctx, upstream)
+        tried: list[Node] = []
+        balancer = upstream.balancer
+
+        def next_target() -> Node | None:
+            if first is not None and not tried:
+                tried.append(first)
+                return first
+            node = balancer.pick(pick, exclude=tried)
+            if node is not None:
+                tried.append(node)
+                balancer.started(node)
+            return node
 
         started = time.perf_counter()
         result = await forward(
@@ -438,19 +571,31 @@ class Gateway:
             targets=next_target,
             path=ctx.upstream_path or ctx.path,
             host_header=self._upstream_host(ctx, upstream),
-            extra_headers=extra,
+            extra_headers=self._extra_headers(ctx),
             timeouts=upstream.timeouts,
             retries=upstream.retries,
             tls=upstream.tls,
-            on_response=on_response,
+            on_response=self._on_response(filters, ctx),
         )
+        self._account(upstream, tried, ctx, responder, result, time.perf_counter() - started)
+
+    @staticmethod
+    def _account(
+        upstream: UpstreamRuntime,
+        tried: list[Node],
+        ctx: RequestContext,
+        responder: Responder,
+        result: ProxyResult,
+        elapsed: float,
+    ) -> None:
+        """The outcome on the context, and the nodes' part in it for the balancer and the
+        passive health checks."""
         ctx.status = responder.status or result.status  # what the client got (0: nothing sent)
         ctx.proxied = result.error_kind is None
         ctx.upstream_seconds = result.upstream_seconds
         ctx.upstream_addr = result.upstream_addr
         ctx.request_bytes = result.request_bytes
         ctx.response_bytes = result.response_bytes
-        elapsed = time.perf_counter() - started
         for failed in tried[:-1]:  # earlier tries failed to connect (the only retried failure)
             upstream.balancer.finished(failed, 0.0, False)
             upstream.health.report(failed, tcp_failure=True)
@@ -475,6 +620,66 @@ class Gateway:
         if upstream.fixed_host is not None:
             return upstream.fixed_host
         return ctx.request.host or ctx.host
+
+
+class AccessPhase:
+    """Where the access phase of one request is: the chain (replaced once a consumer with
+    plugins of its own is known), the next plugin, and the reply if a plugin gave one."""
+
+    __slots__ = ("chain", "consumer", "index", "reply")
+
+    def __init__(self, chain: Chain, consumer: SnapshotConsumer | None) -> None:
+        self.chain = chain
+        self.index = 0
+        self.consumer = consumer
+        self.reply: Reply | None = None
+
+    def phases(self, route: RouteRuntime) -> tuple[list[PluginRuntime], list[PluginRuntime]]:
+        """The header filters and loggers of the chain that ran."""
+        if self.chain is route.chain:
+            return route.header_filters, route.loggers
+        return phase_plugins(plugin for _, plugin in self.chain)
+
+
+class Proxied:
+    """A request forwarded by callbacks (``forward_now``): its outcome, once known, is
+    accounted and logged as ``_proxy_later`` would."""
+
+    __slots__ = (
+        "_ctx",
+        "_env",
+        "_gateway",
+        "_loggers",
+        "_node",
+        "_responder",
+        "_started",
+        "_upstream",
+    )
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        env: EnvironmentRuntime,
+        upstream: UpstreamRuntime,
+        node: Node,
+        ctx: RequestContext,
+        responder: Responder,
+        loggers: list[PluginRuntime],
+    ) -> None:
+        self._gateway = gateway
+        self._env = env
+        self._upstream = upstream
+        self._node = node
+        self._ctx = ctx
+        self._responder = responder
+        self._loggers = loggers
+        self._started = time.perf_counter()
+
+    def done(self, result: ProxyResult) -> None:
+        elapsed = time.perf_counter() - self._started
+        ctx = self._ctx
+        self._gateway._account(self._upstream, [self._node], ctx, self._responder, result, elapsed)
+        self._gateway._log(self._env, ctx, self._loggers)
 
 
 __all__ = ["Gateway", "SnapshotRefused"]

@@ -1,11 +1,14 @@
 """One client connection of the HTTP/1.1 server: a raw ``asyncio.Protocol`` over ``httptools``'
 llhttp parser.
 
-One ``HttpProtocol`` per connection parses requests and runs the handler once per request, one
-request at a time, in one task per connection that waits for the next request between them
-(creating a task costs more than a whole request's routing: on Python 3.11 each one is added to
-asyncio's weak set of all tasks, in Python code). Requests therefore share the connection's
-``contextvars`` context: gateway code sets no context variable per request. Pipelined requests
+One ``HttpProtocol`` per connection parses requests and calls the handler once per request, one
+request at a time, as soon as the head is in. A handler answers at once (returns None), takes
+the request over and finishes it from callbacks (returns ``TAKEN``; see ``Responder.finish``),
+or returns a coroutine, which runs in the connection's one task; that task waits for the next
+coroutine between requests (creating a task costs more than a whole request's routing: on
+Python 3.11 each one is added to asyncio's weak set of all tasks, in Python code). Requests
+therefore share the connection's ``contextvars`` context: gateway code sets no context variable
+per request. Pipelined requests
 wait their turn with reading paused, and a handler that leaves its body unread gets it
 discarded so the connection can go on.
 Refused heads (smuggling shapes, limits, slow heads; see ``request.RequestHead.build``) are
@@ -21,13 +24,15 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Awaitable
 from typing import Final, cast
 
 import httptools
 
 from .body import EMPTY_BODY, HIGH_WATER, RequestBody
 from .errors import BadRequest, ClientDisconnected, ClientError, PayloadTooLarge, raw_error_response
-from .request import Handler, HeadError, Limits, Request, RequestHead
+from .outbox import Outbox
+from .request import TAKEN, Handler, HeadError, Limits, Request, RequestHead
 from .responder import Responder
 from .timer import Deadline
 
@@ -65,6 +70,7 @@ class _Callbacks:
 class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
     __slots__ = (
         "_active",
+        "_beginning",
         "_deferred",
         "_detached",
         "_discarding",
@@ -73,9 +79,12 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
         "_head",
         "_head_bytes",
         "_head_timed",
+        "_held",
         "_idle_waiter",
+        "_job",
         "_lingering",
         "_live",
+        "_outbox",
         "_parser",
         "_parsing_body",
         "_pipeline",
@@ -96,8 +105,16 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
         "write_paused",
     )
 
-    def __init__(self, handler: Handler, limits: Limits, live: set[HttpProtocol]) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        limits: Limits,
+        live: set[HttpProtocol],
+        outbox: Outbox | None = None,
+    ) -> None:
         self._handler = handler
+        self._outbox = outbox or Outbox()
+        self._held: list[bytes] | None = None  # written at the end of this loop iteration
         self.limits = limits
         self._live = live
         self.loop = asyncio.get_running_loop()
@@ -115,8 +132,10 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
         self._reading_paused = False
         self._detached = False
         self._active: Responder | None = None
-        self._request: Request | None = None  # the request ``_active`` answers
+        self._request: Request | None = None  # the request ``_active`` answers, not begun yet
         self._task: asyncio.Task[None] | None = None
+        self._job: Awaitable[None] | None = None  # what the task runs next
+        self._beginning = False
         self._idle_waiter: asyncio.Future[None] | None = None
         self._pipeline: deque[tuple[Request, Responder]] | None = None
         self._parsing_body: RequestBody | None = None
@@ -187,6 +206,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = self.halted = True
+        self._held = None
         self._live.discard(self)
         self._timer.cancel()
         lost = ClientDisconnected("client disconnected")
@@ -217,6 +237,11 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
     def on_headers_complete(self) -> None:
         head = self._head
         head.open = False
+        if self.halted:
+            # An answer given at once closed the connection; pipelined requests after it in
+            # the same read are not served (they would have waited and been dropped).
+            head.reset()
+            return
         self._head_timed = False
         self._timer.clear()
         parser = self._parser
@@ -228,7 +253,11 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
             parser.should_keep_alive() and not self.must_close,
         )
         responder = Responder(
-            self, head_only=request.method == "HEAD", http10=http10, keep_alive=request.keep_alive
+            self,
+            request,
+            head_only=request.method == "HEAD",
+            http10=http10,
+            keep_alive=request.keep_alive,
         )
         body = request.body
         if body is not EMPTY_BODY:
@@ -269,11 +298,41 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
     def _start(self, request: Request, responder: Responder) -> None:
         self._active = responder
         self._request = request
-        if self._idle_waiter is not None:
-            self._wake_idle()
-        elif self._task is None:
+        if self._beginning or (self._task is not None and self._idle_waiter is None):
+            return  # begun by the loop in _begin, or by the task once its job is over
+        self._begin()
+
+    def _begin(self) -> None:
+        """Call the handler for the request waiting to begin, and for the next pipelined ones
+        as long as the handler answers them at once."""
+        self._beginning = True
+        try:
+            while True:
+                request, responder = self._request, self._active
+                if request is None or responder is None:
+                    return
+                self._request = None
+                try:
+                    job = self._handler(request, responder)
+                except Exception as exc:
+                    self._failed(exc, request, responder)
+                    job = None
+                if job is None:
+                    self._completed(request, responder)
+                elif job is not TAKEN:
+                    self._run_in_task(self._run(request, responder, cast(Awaitable[None], job)))
+                    return
+                # (TAKEN: finish() may already have started the next pipelined request)
+        finally:
+            self._beginning = False
+
+    def _run_in_task(self, job: Awaitable[None]) -> None:
+        self._job = job
+        if self._task is None:
             self._task = self.loop.create_task(self._serve())
-        # (otherwise the task itself is starting the next pipelined request: see _serve)
+        elif self._idle_waiter is not None:
+            self._wake_idle()
+        # (otherwise the task is between jobs: it takes this one next)
 
     def _wake_idle(self) -> None:
         waiter = self._idle_waiter
@@ -283,56 +342,95 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
                 waiter.set_result(None)
 
     async def _serve(self) -> None:
-        """The connection's task: one request after the other, waiting in between."""
+        """The connection's task: the coroutines handlers return, one after the other."""
         try:
             while True:
-                request = self._request
-                responder = self._active
-                if request is None or responder is None:
-                    return  # woken by connection_lost
-                self._request = None
-                await self._run(request, responder)
-                if self._active is not None:
-                    continue  # _finish started the next pipelined request
-                if self.closed or self._detached:
+                job = self._job
+                if job is not None:
+                    self._job = None
+                    await job
+                elif self._request is not None:
+                    self._begin()  # a pipelined request started when the last job ended
+                elif self.closed or self._detached:
                     return
-                waiter = self._idle_waiter = self.loop.create_future()
-                await waiter
+                else:
+                    waiter = self._idle_waiter = self.loop.create_future()
+                    await waiter
         finally:
             self._task = None
+            job, self._job = self._job, None
+            if asyncio.iscoroutine(job):
+                job.close()  # (cancelled between jobs: never started)
 
-    async def _run(self, request: Request, responder: Responder) -> None:
+    async def _run(self, request: Request, responder: Responder, job: Awaitable[None]) -> None:
         try:
-            await self._handler(request, responder)
-        except ClientError as exc:
-            if not responder.committed and not self.closed and exc.status < 499:
-                self.must_close = True
-                responder.reset()
-                responder.send_error(exc.status)
-            elif not responder.ended:
-                self.close()
-        except Exception:
-            logger.exception("handler failed for %s %s", request.method, request.path)
-            if not responder.committed and not self.closed:
-                responder.reset()
-                responder.send_error(500)
-            elif not responder.ended:
-                self.close()
+            await job
+        except Exception as exc:
+            self._failed(exc, request, responder)
         except asyncio.CancelledError:
             self._active = self._request = None  # (_serve's finally forgets the task)
             if not self._detached:
                 self.close()
             raise
+        if self._unanswered(request, responder):
+            with contextlib.suppress(ClientError):
+                await self.drain()  # a client that reads nothing gets no further responses
+        self._finish(request, responder)
+
+    def taken_finished(self, responder: Responder, error: BaseException | None) -> None:
+        if responder is not self._active:
+            return
+        request = responder.request
+        if error is not None:
+            self._failed(error, request, responder)
+        self._completed(request, responder)  # (_start begins the next pipelined request)
+
+    def taken_deferred(self, responder: Responder, job: Awaitable[None]) -> None:
+        if responder is not self._active:
+            if asyncio.iscoroutine(job):
+                job.close()
+            return
+        self._run_in_task(self._run(responder.request, responder, job))
+
+    def _completed(self, request: Request, responder: Responder) -> None:
+        """The handler is done (at once, or from callbacks): the next request's turn, once a
+        client that is not reading has taken the response in."""
+        if self._unanswered(request, responder):
+            self._run_in_task(self._drain_then_finish(request, responder))
+        else:
+            self._finish(request, responder)
+
+    async def _drain_then_finish(self, request: Request, responder: Responder) -> None:
+        with contextlib.suppress(ClientError):
+            await self.drain()
+        self._finish(request, responder)
+
+    def _unanswered(self, request: Request, responder: Responder) -> bool:
+        """Ends a response the handler left open (or answers 500 when it wrote nothing);
+        whether the client is behind in reading it (the connection must drain first)."""
         if not responder.ended and not self._detached and not self.closed:
             if responder.started:
                 responder.end()
             else:  # (a client that left before any answer was written is nobody to tell)
                 logger.error("handler sent no response for %s %s", request.method, request.path)
                 responder.send_error(500)
-        if self.write_paused and not self.closed and not self._detached:
-            with contextlib.suppress(ClientError):
-                await self.drain()  # a client that reads nothing gets no further responses
-        self._finish(request, responder)
+        return self.write_paused and not self.closed and not self._detached
+
+    def _failed(self, exc: BaseException, request: Request, responder: Responder) -> None:
+        if isinstance(exc, ClientError):
+            if not responder.committed and not self.closed and exc.status < 499:
+                self.must_close = True
+                responder.reset()
+                responder.send_error(exc.status)
+            elif not responder.ended:
+                self.close()
+        else:
+            logger.error("handler failed for %s %s", request.method, request.path, exc_info=exc)
+            if not responder.committed and not self.closed:
+                responder.reset()
+                responder.send_error(500)
+            elif not responder.ended:
+                self.close()
 
     def _finish(self, request: Request, responder: Responder) -> None:
         self._active = None
@@ -410,7 +508,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
     def _respond_and_close(self, error: HeadError) -> None:
         self.halted = True
         if not self.closed:
-            self.transport.write(raw_error_response(error.status, error.message))
+            self.write(raw_error_response(error.status, error.message))
             self.linger()
 
     def linger(self) -> None:
@@ -424,6 +522,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
             return
         self._lingering = True
         self._discarding = False
+        self.flush()
         transport.write_eof()  # FIN after what is buffered; what the client sends is dropped
         self._set_reading(paused=False)
         self._timer.after(LINGER_SECONDS)
@@ -451,7 +550,7 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
     def send_continue(self) -> None:
         active = self._active
         if active is not None and not active.started and not self.closed:
-            self.transport.write(_CONTINUE)
+            self.write(_CONTINUE)
 
     async def drain(self) -> None:
         if self.closed:
@@ -466,22 +565,57 @@ class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
 
     def _send_timed_out(self) -> None:
         if not self.closed:
+            self._held = None
             self.transport.abort()
 
     def close(self) -> None:
         self.halted = True
         if not self.closed:
+            self.flush()
             self.closed = True
             self._timer.cancel()
             self.transport.close()
 
     def detach(self) -> tuple[asyncio.Transport, bytes]:
+        self.flush()
         self._detached = self.halted = True
         self._timer.cancel()
         self._live.discard(self)
         buf = self._upgrade_buf
         self._upgrade_buf = None
         return self.transport, bytes(buf) if buf else b""
+
+    # -- writing (see outbox) ------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        """Write now, after what is held."""
+        if self._held is not None:
+            self.flush()
+        self.transport.write(data)
+
+    def writelines(self, parts: tuple[bytes, ...]) -> None:
+        if self._held is not None:
+            self.flush()
+        self.transport.writelines(parts)
+
+    def hold(self, data: bytes) -> None:
+        """Write at the end of this loop iteration, with whatever else is written then."""
+        held = self._held
+        if held is None:
+            self._held = [data]
+            self._outbox.add(self, self.loop)
+        else:
+            held.append(data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            if not self.closed:
+                if len(held) == 1:
+                    self.transport.write(held[0])
+                else:
+                    self.transport.writelines(held)
 
     def _set_reading(self, *, paused: bool) -> None:
         if paused != self._reading_paused and not self.closed:

@@ -15,15 +15,20 @@ closes the client connection so the client sees a truncated response.
 
 If the client goes away while the node has not answered yet, the exchange is abandoned (the
 upstream connection is dropped, nginx's ``proxy_ignore_client_abort off``) and the result is 499.
+
+``forward`` is a coroutine. ``forward_now`` is the same exchange for a request without a body on
+an idle pooled connection, driven by the connections' callbacks instead of a task (resuming a
+coroutine for each step cost more than the rest of a small request); a response that streams,
+upgrades or fails on a stale connection continues in a coroutine.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, Callable, Container
-from typing import Final, NamedTuple, Protocol
+from collections.abc import AsyncIterable, Callable, Container, Coroutine
+from typing import Any, Final, NamedTuple, Protocol
 
-from .errors import ClientDisconnected, ClientError
+from .errors import ClientDisconnected, ClientError, StaleConnection
 from .names import HOP_BY_HOP, connection_tokens
 from .responder import Responder
 from .server import Request
@@ -36,7 +41,9 @@ from .upstream import (
     UpstreamPool,
     UpstreamResponse,
     UpstreamTimeout,
+    response_of,
 )
+from .upstream_conn import Connection
 
 __all__ = [
     "BodyTransform",
@@ -45,6 +52,7 @@ __all__ = [
     "ProxyResult",
     "Target",
     "forward",
+    "forward_now",
     "request_head",
     "response_headers",
 ]
@@ -190,8 +198,7 @@ async def forward(
 ) -> ProxyResult:
     loop = responder.loop
     started = loop.time()
-    query = request.query
-    target = path if not query else f"{path}{'&' if '?' in path else '?'}{query}"
+    target = _target(path, request.query)
     headers = request_head(request, host_header, extra_headers)
     body: AsyncIterable[bytes] | bytes | None
     content_length = request.content_length
@@ -280,6 +287,10 @@ async def forward(
     return await _relay(responder, response, on_response, upstream_addr, started, request)
 
 
+def _target(path: str, query: str) -> str:
+    return path if not query else f"{path}{'&' if '?' in path else '?'}{query}"
+
+
 async def _relay(
     responder: Responder,
     response: UpstreamResponse,
@@ -288,35 +299,16 @@ async def _relay(
     started: float,
     request: Request,
 ) -> ProxyResult:
+    if response.complete is not None:
+        return _relay_now(responder, response, on_response, upstream_addr, started, request)
     error: str | None = None
     kind: str | None = None
     status = response.status
     try:
-        headers = response_headers(response)
-        transform: BodyTransform | None = None
-        if on_response is not None:
-            headers, transform = on_response(response, headers)
-        responder.start(response.status, headers)
-        complete = response.complete
-        if complete is not None:  # the whole body came with the head: one write
-            responder.write_last(complete if transform is None else transform(complete, True))
-        else:
-            await _stream(responder, response.body, transform)
-    except UpstreamError as exc:
-        error = str(exc)
-        kind = "timeout" if isinstance(exc, UpstreamTimeout) else "reset"
-        if responder.committed:
-            responder.abort()  # the head is out: only a cut connection tells the client
-        else:  # failed before the first body byte: the head was still held back
-            status = 504 if isinstance(exc, UpstreamTimeout) else 502
-            responder.reset()
-            responder.send_error(status)
-    except ClientDisconnected:
-        error, kind = "client disconnected", "client"
-        response.close()
-    except BaseException:
-        response.close()
-        raise
+        transform = _start_response(responder, response, on_response)
+        await _stream(responder, response.body, transform)
+    except BaseException as exc:
+        status, error, kind = _relay_failed(exc, responder, response, status)
     return ProxyResult(
         status,
         upstream_addr,
@@ -326,6 +318,67 @@ async def _relay(
         error,
         kind,
     )
+
+
+def _relay_now(
+    responder: Responder,
+    response: UpstreamResponse,
+    on_response: OnResponse | None,
+    upstream_addr: str | None,
+    started: float,
+    request: Request,
+) -> ProxyResult:
+    """``_relay`` for an answer whose whole body came with the head: one write, no wait."""
+    error: str | None = None
+    kind: str | None = None
+    status = response.status
+    complete = response.complete or b""
+    try:
+        transform = _start_response(responder, response, on_response)
+        responder.write_last(complete if transform is None else transform(complete, True))
+    except BaseException as exc:
+        status, error, kind = _relay_failed(exc, responder, response, status)
+    return ProxyResult(
+        status,
+        upstream_addr,
+        responder.loop.time() - started,
+        request.body.received,
+        responder.bytes_written,
+        error,
+        kind,
+    )
+
+
+def _start_response(
+    responder: Responder, response: UpstreamResponse, on_response: OnResponse | None
+) -> BodyTransform | None:
+    headers = response_headers(response)
+    transform: BodyTransform | None = None
+    if on_response is not None:
+        headers, transform = on_response(response, headers)
+    responder.start(response.status, headers)
+    return transform
+
+
+def _relay_failed(
+    exc: BaseException, responder: Responder, response: UpstreamResponse, status: int
+) -> tuple[int, str, str]:
+    """What a failure while relaying makes of the result: an upstream failure before the first
+    body byte becomes a 502/504 answer, after it a cut connection; a client that went away is
+    the client's doing. Anything else is raised again (the upstream connection dropped)."""
+    if isinstance(exc, UpstreamError):
+        kind = "timeout" if isinstance(exc, UpstreamTimeout) else "reset"
+        if responder.committed:
+            responder.abort()  # the head is out: only a cut connection tells the client
+        else:  # failed before the first body byte: the head was still held back
+            status = 504 if isinstance(exc, UpstreamTimeout) else 502
+            responder.reset()
+            responder.send_error(status)
+        return status, str(exc), kind
+    response.close()
+    if isinstance(exc, ClientDisconnected):
+        return status, "client disconnected", "client"
+    raise exc
 
 
 async def _stream(
@@ -378,3 +431,133 @@ async def _tunnel(
         client, client_pending, upstream, upstream_pending, idle_timeout=timeouts.read
     )
     return ProxyResult(101, upstream_addr, loop.time() - started, sent, received, None)
+
+
+class Exchange:
+    """One request without a body on an idle pooled connection, driven by callbacks (see
+    ``forward_now``). ``done`` gets the result; the handler is then finished (``finish``)."""
+
+    __slots__ = (
+        "_conn",
+        "_done",
+        "_fallback",
+        "_on_response",
+        "_request",
+        "_responder",
+        "_started",
+        "_timeouts",
+        "addr",
+    )
+
+    def __init__(
+        self,
+        request: Request,
+        responder: Responder,
+        conn: Connection,
+        addr: str,
+        timeouts: Timeouts,
+        on_response: OnResponse | None,
+        done: Callable[[ProxyResult], None],
+        fallback: Callable[[], Coroutine[Any, Any, None]],
+    ) -> None:
+        self._request = request
+        self._responder = responder
+        self._conn = conn
+        self.addr = addr
+        self._timeouts = timeouts
+        self._on_response = on_response
+        self._done = done
+        self._fallback = fallback
+        self._started = responder.loop.time()
+
+    def on_upstream(self) -> None:
+        """The connection's news: the head (maybe the whole answer), or a failure."""
+        conn = self._conn
+        responder = self._responder
+        responder.on_disconnect(None)
+        if not conn.head_done:
+            failure = conn.failure()
+            if isinstance(failure, StaleConnection):
+                # The node had closed the idle connection: the request goes again, as
+                # ``UpstreamPool.request`` replays it (a request without a body may be).
+                responder.defer(self._fallback())
+                return
+            timed_out = isinstance(failure, UpstreamTimeout)
+            status = 504 if timed_out else 502
+            if not responder.started:
+                responder.send_error(status)
+            self._end(status, str(failure), "timeout" if timed_out else "reset")
+            return
+        response = response_of(conn, self._timeouts.read)
+        if response.complete is None or response.upgraded:
+            responder.defer(self._relay_later(response))
+            return
+        try:
+            result = _relay_now(
+                responder, response, self._on_response, self.addr, self._started, self._request
+            )
+            self._done(result)
+        except Exception as exc:
+            responder.finish(exc)
+            return
+        responder.finish()
+
+    def client_left(self) -> None:
+        """The client went away before the answer: the exchange is abandoned (499)."""
+        conn = self._conn
+        conn.listener = None
+        conn.abort()
+        self._end(499, "client disconnected", "client")
+
+    def _end(self, status: int, error: str, kind: str) -> None:
+        result = ProxyResult(
+            status, self.addr, self._responder.loop.time() - self._started, 0, 0, error, kind
+        )
+        try:
+            self._done(result)
+        except Exception as exc:
+            self._responder.finish(exc)
+            return
+        self._responder.finish()
+
+    async def _relay_later(self, response: UpstreamResponse) -> None:
+        if response.upgraded:
+            result = await _tunnel(
+                self._request, self._responder, response, self._timeouts, self.addr, self._started
+            )
+        else:
+            result = await _relay(
+                self._responder,
+                response,
+                self._on_response,
+                self.addr,
+                self._started,
+                self._request,
+            )
+        self._done(result)
+
+
+def forward_now(
+    request: Request,
+    responder: Responder,
+    conn: Connection,
+    *,
+    addr: str,
+    path: str,
+    host_header: str,
+    extra_headers: list[tuple[str, str]],
+    timeouts: Timeouts,
+    on_response: OnResponse | None,
+    done: Callable[[ProxyResult], None],
+    fallback: Callable[[], Coroutine[Any, Any, None]],
+) -> None:
+    """``forward`` for a request without a body, on ``conn`` (idle, claimed from the pool,
+    to the node ``addr``), without a task: the request is written now and the answer handled
+    by the connection's callbacks. ``done`` gets the result (from a callback, or from the
+    coroutine the rest continues in: ``Responder.defer``); ``fallback()`` is the coroutine
+    that forwards the request again when the connection turns out to be stale."""
+    exchange = Exchange(request, responder, conn, addr, timeouts, on_response, done, fallback)
+    target = _target(path, request.query)
+    headers = request_head(request, host_header, extra_headers)
+    conn.send(request.method, target, headers, request.content_length, timeouts.read, exchange)
+    responder.on_disconnect(exchange.client_left)

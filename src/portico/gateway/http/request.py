@@ -89,7 +89,18 @@ class Request:
         return None
 
 
-Handler = Callable[[Request, "Responder"], Awaitable[None]]
+class Taken:
+    """What a handler returns when it has taken the request over without a coroutine: it will
+    call ``Responder.finish()`` when done, or ``Responder.defer()`` to go on in one."""
+
+    __slots__ = ()
+
+
+TAKEN: Final = Taken()
+
+#: Called once per request. Returns a coroutine the connection's task runs (the usual
+#: ``async def`` handler), None when it answered at once, or ``TAKEN``.
+Handler = Callable[[Request, "Responder"], Awaitable[None] | Taken | None]
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,14 @@ leave in one ``transport.write``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Final
 
 from .errors import ClientDisconnected, error_body, reason
 
 if TYPE_CHECKING:
     from .connection import HttpProtocol
+    from .request import Request
 
 _NONE, _LENGTH, _CHUNKED, _CLOSE = 0, 1, 2, 3
 _FRESH, _STARTED, _DONE = 0, 1, 2
@@ -56,12 +57,22 @@ class Responder:
         "head_only",
         "http10",
         "keep_alive",
+        "request",
         "status",
         "tag",
     )
 
-    def __init__(self, proto: HttpProtocol, *, head_only: bool, http10: bool, keep_alive: bool):
+    def __init__(
+        self,
+        proto: HttpProtocol,
+        request: Request,
+        *,
+        head_only: bool,
+        http10: bool,
+        keep_alive: bool,
+    ):
         self._proto = proto
+        self.request = request  # the request this answers
         self._head: bytes | None = None
         self._mode = _NONE
         self._remaining = 0
@@ -113,27 +124,26 @@ class Responder:
         proto = self._proto
         if proto.closed:
             raise ClientDisconnected("client disconnected")
-        transport = proto.transport
         head = self._head
         mode = self._mode
         n = len(chunk)
         if mode == _CHUNKED:
             size = b"%x\r\n" % n
             if head is None:
-                transport.writelines((size, chunk, b"\r\n"))
+                proto.writelines((size, chunk, b"\r\n"))
             else:
-                transport.writelines((head, size, chunk, b"\r\n"))
+                proto.writelines((head, size, chunk, b"\r\n"))
         elif mode == _NONE:  # HEAD, 204, 304: the body is not sent
             if head is not None:
-                transport.write(head)
+                proto.write(head)
             n = 0
         else:
             if mode == _LENGTH:
                 self._spend(n)
             if head is None:
-                transport.write(chunk)
+                proto.write(chunk)
             else:
-                transport.writelines((head, chunk))
+                proto.writelines((head, chunk))
         self._head = None
         self.bytes_written += n
         if proto.write_paused:
@@ -152,18 +162,18 @@ class Responder:
         head = self._head
         self._head = None
         if self._mode == _CHUNKED:
-            proto.transport.write(b"0\r\n\r\n" if head is None else head + b"0\r\n\r\n")
+            proto.write(b"0\r\n\r\n" if head is None else head + b"0\r\n\r\n")
         elif head is not None:
-            proto.transport.write(head)
+            proto.write(head)
         if self._mode == _LENGTH and self._remaining:
             # Fewer bytes than announced: only closing tells the client.
             proto.close()
 
     def write_last(self, chunk: bytes) -> None:
         """The last body chunk (may be empty) and the end of the response, in one write with
-        the head when it is still held back: a complete answer costs one system call. Does not
-        wait for a client that is not reading (the connection drains before its next
-        response)."""
+        the head when it is still held back, at the end of this loop iteration (see outbox):
+        a complete answer costs one system call. Does not wait for a client that is not
+        reading (the connection drains before its next response)."""
         if self._state != _STARTED:
             raise RuntimeError("write_last() outside start() … end()")
         proto = self._proto
@@ -188,25 +198,23 @@ class Responder:
         self._head = None
         self._state = _DONE
         self.bytes_written += n
-        if len(pieces) == 1:
-            proto.transport.write(pieces[0])
-        elif pieces:
-            proto.transport.writelines(pieces)
+        for piece in pieces:
+            proto.hold(piece)
         if mode == _LENGTH and self._remaining:
             proto.close()  # fewer bytes than announced: only closing tells the client
 
     def send(self, status: int, headers: list[tuple[str, str]], body: bytes = b"") -> None:
-        """The whole response in one write, with ``content-length``."""
+        """The whole response in one write, with ``content-length``, at the end of this loop
+        iteration (see outbox)."""
         head = self._build(status, headers, len(body))
         self._state = _DONE
         proto = self._proto
         if proto.closed:
             return
-        if self._mode == _NONE or not body:
-            proto.transport.write(head)
-        else:
+        proto.hold(head)
+        if self._mode != _NONE and body:
             self.bytes_written = len(body)
-            proto.transport.write(head + body)
+            proto.hold(body)
 
     def send_error(self, status: int, message: str | None = None) -> None:
         """``{"error_msg": ...}`` JSON, the shape of every answer the gateway makes itself."""
@@ -228,7 +236,7 @@ class Responder:
         self._state = _DONE
         proto = self._proto
         if self._head is not None and not proto.closed:
-            proto.transport.write(self._head)
+            proto.write(self._head)
         self._head = None
         return proto.detach()
 
@@ -237,6 +245,16 @@ class Responder:
         """The connection's loop (``asyncio.get_running_loop()`` costs a getpid() system call
         on Python 3.11; the hot path asks the connection instead)."""
         return self._proto.loop
+
+    def finish(self, error: BaseException | None = None) -> None:
+        """For a handler that returned ``TAKEN``: it is done with this request (``error``: it
+        failed, and is answered as a handler that raised it would be)."""
+        self._proto.taken_finished(self, error)
+
+    def defer(self, job: Coroutine[Any, Any, None]) -> None:
+        """For a handler that returned ``TAKEN``: the rest of the request is ``job``, run in the
+        connection's task (where a client that goes away cancels it, as for any handler)."""
+        self._proto.taken_deferred(self, job)
 
     def on_disconnect(self, callback: Callable[[], object] | None) -> None:
         """Call ``callback`` (once) if the client goes away while it is set."""

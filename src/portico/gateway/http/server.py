@@ -12,6 +12,7 @@ import weakref
 from typing import cast
 
 from .connection import HttpProtocol
+from .outbox import Outbox
 from .request import Handler, Limits, Request
 from .responder import Responder
 
@@ -34,10 +35,11 @@ async def serve(
     """Listen on ``host:port`` and run ``handler`` for every request."""
     loop = asyncio.get_running_loop()
     live: set[HttpProtocol] = set()
+    outbox = Outbox()
     # (an asyncio protocol by its methods, not by inheritance: a compiled class of its own,
     # whose attributes are struct fields; portico/native.py)
     server = await loop.create_server(
-        lambda: cast(asyncio.Protocol, HttpProtocol(handler, limits, live)),
+        lambda: cast(asyncio.Protocol, HttpProtocol(handler, limits, live, outbox)),
         host,
         port,
         reuse_port=reuse_port,

@@ -32,6 +32,7 @@ from .errors import (
     UpstreamTimeout,
 )
 from .errors import reason as default_reason
+from .outbox import Outbox
 from .upstream_conn import Connection
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "UpstreamReset",
     "UpstreamResponse",
     "UpstreamTimeout",
+    "response_of",
 ]
 
 _Key = tuple[str, int, bool, str | None]
@@ -219,7 +221,7 @@ class UpstreamResponse:
         return conn.detach()
 
 
-def _response(conn: Connection, read_timeout: float) -> UpstreamResponse:
+def response_of(conn: Connection, read_timeout: float) -> UpstreamResponse:
     """The answer whose head ``conn`` has just read."""
     complete: bytes | None = None
     owner: Connection | None = None
@@ -263,6 +265,7 @@ class UpstreamPool:
         self.idle_timeout = idle_timeout
         self.max_requests_per_connection = max_requests_per_connection
         self._ssl = ssl_context
+        self.outbox = Outbox()  # bodiless request heads, written together (see outbox)
         self._idle: dict[_Key, list[Connection]] = {}
         self._live: set[Connection] = set()
         self._drained: asyncio.Event | None = None
@@ -290,7 +293,7 @@ class UpstreamPool:
         if conn is not None:
             try:
                 await conn.exchange(method, target, headers, body, content_length, timeouts)
-                return _response(conn, timeouts.read)
+                return response_of(conn, timeouts.read)
             except StaleConnection as exc:
                 if not replayable(method, body):
                     raise UpstreamReset(str(exc)) from None
@@ -299,7 +302,11 @@ class UpstreamPool:
             await conn.exchange(method, target, headers, body, content_length, timeouts)
         except StaleConnection as exc:  # cannot be stale, but keep the public tree tidy
             raise UpstreamReset(str(exc)) from None
-        return _response(conn, timeouts.read)
+        return response_of(conn, timeouts.read)
+
+    def take(self, host: str, port: int, tls: bool = False) -> Connection | None:
+        """An idle pooled connection to ``host:port``, claimed, or None."""
+        return self._take((host, port, tls, None))
 
     def _take(self, key: _Key) -> Connection | None:
         idle = self._idle.get(key)

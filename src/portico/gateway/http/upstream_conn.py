@@ -3,13 +3,17 @@
 
 The connection's single ``Deadline`` is the read timeout while a response is awaited, the send
 timeout while a request body waits for the socket to drain, and the idle timeout in the pool.
+
+An exchange is driven either by a coroutine (``exchange`` then ``wait``) or, for a request
+without a body, by callbacks: ``send`` writes the request and the ``Listener`` is called once,
+when the response head is in (with whatever of the body came with it) or the exchange failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final, Protocol, cast
 
 import httptools
 
@@ -28,13 +32,21 @@ _IDLE, _SEND, _READ, _BUSY = 0, 1, 2, 3
 _NOTED: Final = HOP_BY_HOP | {"content-length"}
 
 
+class Listener(Protocol):
+    def on_upstream(self) -> None:
+        """The head is in (``head_done``; ``done`` if the body came with it), or the exchange
+        failed (``error``): called once, after the read that brought it was parsed."""
+
+
 class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._connect)
     __slots__ = (
         "_chunks",
         "_drain_waiter",
+        "_feeding",
         "_head_bytes",
         "_head_only",
         "_head_size",
+        "_held",
         "_informational",
         "_parser",
         "_phase",
@@ -54,6 +66,7 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         "headers",
         "keep_alive",
         "key",
+        "listener",
         "loop",
         "pool",
         "reason",
@@ -79,6 +92,9 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         self.write_paused = False
         self._drain_waiter: asyncio.Future[None] | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self.listener: Listener | None = None
+        self._held: bytes | None = None  # a request head written at the end of this iteration
+        self._feeding = False
         self._reading_paused = False
         self._phase = _BUSY
         self.requests = 0
@@ -124,18 +140,24 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
             self.keep_alive = False  # bytes after the response: the connection is not reusable
             return
         self.got_bytes = True
+        self._feeding = True  # (a listener hears of the news once the whole read is parsed)
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade as exc:
             if self.status == 101:
                 self.upgraded = self.done = True
                 self.upgrade_buf = bytearray(data[exc.args[0] :])
-                self._wake()
             else:
                 self._fail(UpstreamReset("invalid response from upstream"))
         except httptools.HttpParserError:
             self._fail(UpstreamReset("invalid response from upstream"))
+        finally:
+            self._feeding = False
+        if self.error is not None:
+            self._wake()
             return
+        if self.upgraded:
+            self._wake()
         if not self.head_done:
             # httptools holds a header until its end: bound what a never-ending head costs.
             self._head_bytes += len(data)
@@ -144,6 +166,8 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         elif self._head_only:
             # llhttp cannot be told a response has no body (HEAD): start the next one afresh.
             self._parser = httptools.HttpResponseParser(self)
+        if self.head_done and self.listener is not None:
+            self._notify()
 
     def eof_received(self) -> bool:
         return False
@@ -256,39 +280,17 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
     ) -> None:
         """Send the request and wait for the response head (``head_done``), each wait bounded
         by its timeout. Aborts the connection on any failure."""
-        self._reset()
-        self._phase = _BUSY
-        self.requests += 1
-        self._head_only = method == "HEAD"
-        parts = [method, " ", target, " HTTP/1.1\r\n"]
-        if isinstance(headers, str):
-            parts.append(headers)
-        else:
-            for name, value in headers:
-                parts += (name, ": ", value, "\r\n")
         stream: AsyncIterable[bytes] | None = None
         payload: bytes | None = None
         if body is None:
-            if content_length == 0:
-                parts.append("content-length: 0\r\n")
+            pass
         elif isinstance(body, bytes | bytearray | memoryview):
             payload = bytes(body) if not isinstance(body, bytes) else body
-            parts.append(f"content-length: {len(payload)}\r\n")
+            content_length = len(payload)
         else:
             stream = body
-            if content_length is None:
-                parts.append("transfer-encoding: chunked\r\n")
-            else:
-                parts.append(f"content-length: {content_length}\r\n")
-        parts.append("\r\n")
-        head = "".join(parts).encode("latin-1")
         try:
-            if self.closed:
-                self._raise()
-            if payload:
-                self.transport.writelines((head, payload))
-            else:
-                self.transport.write(head)
+            self._write_head(method, target, headers, payload, content_length, stream is not None)
             if self.write_paused:
                 await self._drain(timeouts.send)
             if stream is not None:
@@ -301,6 +303,79 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         except BaseException:
             self.abort()
             raise
+
+    def send(
+        self,
+        method: str,
+        target: str,
+        headers: str,
+        content_length: int | None,
+        read_timeout: float,
+        listener: Listener,
+    ) -> None:
+        """Send a request without a body; ``listener`` hears of the answer (see the module
+        docstring). The read timeout runs from now (a request head this small is not held
+        back by the socket)."""
+        self._held = self._render_head(method, target, headers, None, content_length, False)
+        self.pool.outbox.add(self, self.loop)  # (see outbox)
+        self.body_sent = True
+        self.listener = listener
+        self._phase = _READ
+        self.timer.after(read_timeout)
+
+    def _write_head(
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]] | str,
+        payload: bytes | None,
+        content_length: int | None,
+        streamed: bool,
+    ) -> None:
+        """Start an exchange: the request head (with ``payload`` when the body is all here)."""
+        head = self._render_head(method, target, headers, payload, content_length, streamed)
+        if self.closed:
+            self._raise()
+        if payload:
+            self.transport.writelines((head, payload))
+        else:
+            self.transport.write(head)
+
+    def _render_head(
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]] | str,
+        payload: bytes | None,
+        content_length: int | None,
+        streamed: bool,
+    ) -> bytes:
+        self._reset()
+        self._phase = _BUSY
+        self.requests += 1
+        self._head_only = method == "HEAD"
+        parts = [method, " ", target, " HTTP/1.1\r\n"]
+        if isinstance(headers, str):
+            parts.append(headers)
+        else:
+            for name, value in headers:
+                parts += (name, ": ", value, "\r\n")
+        if streamed:
+            if content_length is None:
+                parts.append("transfer-encoding: chunked\r\n")
+            else:
+                parts.append(f"content-length: {content_length}\r\n")
+        elif payload is not None or content_length == 0:
+            parts.append(f"content-length: {content_length}\r\n")
+        parts.append("\r\n")
+        return "".join(parts).encode("latin-1")
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            if not self.closed:
+                self.transport.write(held)
 
     async def _send_stream(
         self, stream: AsyncIterable[bytes], content_length: int | None, send_timeout: float
@@ -345,10 +420,15 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         return bool(self._chunks)
 
     def _raise(self) -> None:
+        raise self.failure()
+
+    def failure(self) -> UpstreamError:
+        """Why the exchange failed: ``StaleConnection`` when a reused connection was closed by
+        the node before it answered anything (the request may be replayed elsewhere)."""
         error = self.error or UpstreamReset("upstream closed the connection")
         if self.requests > 1 and not self.got_bytes and type(error) is UpstreamReset:
-            raise StaleConnection(str(error))
-        raise error
+            return StaleConnection(str(error))
+        return error
 
     async def wait(self, seconds: float) -> None:
         """Until the parser has news (head, body bytes, end, error) or ``seconds`` pass."""
@@ -377,8 +457,19 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
 
     def _wake(self) -> None:
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if waiter is not None:
+            if not waiter.done():
+                waiter.set_result(None)
+        elif self.listener is not None and not self._feeding:
+            self._notify()
+
+    def _notify(self) -> None:
+        listener = self.listener
+        if listener is not None:
+            self.listener = None
+            self._phase = _BUSY
+            self.timer.clear()
+            listener.on_upstream()
 
     def _fail(self, error: UpstreamError) -> None:
         if self.error is None:
@@ -427,12 +518,14 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
 
     def close(self) -> None:
         if not self.closed:
+            self._held = None  # (only held while a response is awaited: nobody waits now)
             self.closed = True
             self.timer.cancel()
             self.transport.close()
 
     def abort(self) -> None:
         if not self.closed:
+            self._held = None
             self.closed = True
             self.timer.cancel()
             self.transport.abort()
