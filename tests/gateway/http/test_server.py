@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from portico.gateway.http import Limits, Request, Responder
+from portico.gateway.http import TAKEN, Limits, Request, Responder, Taken
 
 from .conftest import ServerFactory, raw_exchange, read_all
 
@@ -452,3 +452,98 @@ async def test_a_header_with_a_line_break_never_splits_the_response(
         assert response.status_code == 500, (name, value)
         assert "stolen" not in str(response.headers)
         assert "x-e" not in response.headers
+
+
+# -- handlers that answer without a coroutine (None) or take the request over (TAKEN) -------
+
+
+PIPELINED = b"".join(
+    f"GET /{n} HTTP/1.1\r\nHost: x\r\n{'Connection: close' if n == 3 else ''}\r\n\r\n".encode()
+    for n in (1, 2, 3)
+)
+
+
+def bodies(data: bytes) -> list[bytes]:
+    return [part.rsplit(b"\r\n\r\n", 1)[1] for part in data.split(b"HTTP/1.1 ")[1:]]
+
+
+async def test_a_handler_that_answers_at_once_serves_pipelined_requests_in_order(
+    http_server: ServerFactory,
+) -> None:
+    def at_once(request: Request, responder: Responder) -> None:
+        responder.send(200, [("content-type", "text/plain")], request.path.encode())
+
+    port = await http_server(at_once)
+    result = await raw_exchange(port, PIPELINED)
+    assert result.closed
+    assert bodies(result.data) == [b"/1", b"/2", b"/3"]
+
+
+async def test_a_taken_request_holds_the_next_one_until_finished(
+    http_server: ServerFactory,
+) -> None:
+    loop = asyncio.get_running_loop()
+    finished: list[str] = []
+
+    def later(request: Request, responder: Responder) -> Taken:
+        def finish() -> None:
+            responder.send(200, [], request.path.encode())
+            finished.append(request.path)
+            responder.finish()
+
+        loop.call_later(0.05 if request.path == "/1" else 0.0, finish)
+        return TAKEN
+
+    port = await http_server(later)
+    result = await raw_exchange(port, PIPELINED)
+    assert bodies(result.data) == [b"/1", b"/2", b"/3"]
+    assert finished == ["/1", "/2", "/3"] and result.closed
+
+
+async def test_a_taken_request_may_go_on_in_a_coroutine(http_server: ServerFactory) -> None:
+    def deferred(request: Request, responder: Responder) -> Taken:
+        async def rest() -> None:
+            responder.start(200, [])
+            for part in (request.path.encode(), b"!"):
+                await asyncio.sleep(0.01)
+                await responder.write(part)
+
+        asyncio.get_running_loop().call_soon(responder.defer, rest())
+        return TAKEN
+
+    port = await http_server(deferred)
+    result = await raw_exchange(port, PIPELINED)
+    chunked = [b"2\r\n/%d\r\n1\r\n!\r\n0\r\n\r\n" % n for n in (1, 2, 3)]
+    at = [result.data.find(body) for body in chunked]
+    assert -1 not in at and at == sorted(at) and result.closed
+
+
+async def test_a_handler_failing_at_once_or_when_finishing_answers_500_and_serves_on(
+    http_server: ServerFactory,
+) -> None:
+    def failing(request: Request, responder: Responder) -> Taken | None:
+        if request.path == "/1":
+            raise RuntimeError("broken at once")
+        if request.path == "/2":
+            asyncio.get_running_loop().call_soon(responder.finish, RuntimeError("broken later"))
+            return TAKEN
+        responder.send(200, [], b"fine")
+        return None
+
+    port = await http_server(failing)
+    result = await raw_exchange(port, PIPELINED)
+    statuses = [int(part.split(b" ", 1)[0]) for part in result.data.split(b"HTTP/1.1 ")[1:]]
+    assert statuses == [500, 500, 200]
+    assert bodies(result.data)[2] == b"fine"
+
+
+async def test_a_taken_request_that_never_answers_gets_a_500_when_finished(
+    http_server: ServerFactory,
+) -> None:
+    def silent(request: Request, responder: Responder) -> Taken:
+        asyncio.get_running_loop().call_soon(responder.finish)
+        return TAKEN
+
+    port = await http_server(silent)
+    result = await raw_exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert result.status == 500 and result.closed

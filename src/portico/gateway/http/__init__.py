@@ -18,7 +18,8 @@ from .errors import (
     RequestTimeout,
     error_body,
 )
-from .proxy import BodyTransform, OnResponse, ProxyResult, Target, forward
+from .proxy import BodyTransform, OnResponse, ProxyResult, Target, forward, forward_now
+from .request import TAKEN, Taken
 from .server import Handler, Limits, Request, Responder, serve, shutdown
 from .upstream import (
     ConnectFailed,
@@ -32,6 +33,7 @@ from .upstream import (
 )
 
 __all__ = [
+    "TAKEN",
     "BadRequest",
     "BodyTransform",
     "ClientDisconnected",
@@ -47,6 +49,7 @@ __all__ = [
     "RequestBody",
     "RequestTimeout",
     "Responder",
+    "Taken",
     "Target",
     "Timeouts",
     "UpstreamError",
@@ -56,6 +59,7 @@ __all__ = [
     "UpstreamTimeout",
     "error_body",
     "forward",
+    "forward_now",
     "serve",
     "shutdown",
 ]
