@@ -452,22 +452,19 @@ class Gateway:
                 balancer.started(first)
                 conn = self.pool.take(first.host, first.port, upstream.tls)
                 if conn is not None:
-                    node = first
-                    proxied = Proxied(self, env, upstream, node, ctx, responder, loggers)
+                    proxied = Proxied(self, env, route, first, filters, loggers, ctx, responder)
                     forward_now(
                         request,
                         responder,
                         conn,
-                        addr=f"{node.host}:{node.port}",
+                        addr=f"{first.host}:{first.port}",
                         path=ctx.upstream_path or ctx.path,
                         host_header=self._upstream_host(ctx, upstream),
                         extra_headers=self._extra_headers(ctx),
                         timeouts=upstream.timeouts,
                         on_response=self._on_response(filters, ctx),
                         done=proxied.done,
-                        fallback=lambda: self._proxy_later(
-                            env, route, filters, loggers, ctx, responder, node
-                        ),
+                        fallback=proxied.again,
                     )
                     return TAKEN
         return self._proxy_later(env, route, filters, loggers, ctx, responder, first)
@@ -643,43 +640,62 @@ class AccessPhase:
 
 class Proxied:
     """A request forwarded by callbacks (``forward_now``): its outcome, once known, is
-    accounted and logged as ``_proxy_later`` would."""
+    accounted and logged as ``_proxy_later`` would (a plain object rather than closures:
+    compiled, a closure's captured names cost an allocation on every call of the function
+    that defines it, taken or not)."""
 
     __slots__ = (
         "_ctx",
         "_env",
+        "_filters",
         "_gateway",
         "_loggers",
         "_node",
         "_responder",
+        "_route",
         "_started",
-        "_upstream",
     )
 
     def __init__(
         self,
         gateway: Gateway,
         env: EnvironmentRuntime,
-        upstream: UpstreamRuntime,
+        route: RouteRuntime,
         node: Node,
+        filters: list[PluginRuntime],
+        loggers: list[PluginRuntime],
         ctx: RequestContext,
         responder: Responder,
-        loggers: list[PluginRuntime],
     ) -> None:
         self._gateway = gateway
         self._env = env
-        self._upstream = upstream
+        self._route = route
         self._node = node
+        self._filters = filters
+        self._loggers = loggers
         self._ctx = ctx
         self._responder = responder
-        self._loggers = loggers
         self._started = time.perf_counter()
 
     def done(self, result: ProxyResult) -> None:
         elapsed = time.perf_counter() - self._started
+        upstream = self._route.upstream
+        assert upstream is not None
         ctx = self._ctx
-        self._gateway._account(self._upstream, [self._node], ctx, self._responder, result, elapsed)
+        self._gateway._account(upstream, [self._node], ctx, self._responder, result, elapsed)
         self._gateway._log(self._env, ctx, self._loggers)
+
+    def again(self) -> Coroutine[Any, Any, None]:
+        """Forward in a coroutine after all, to the same node first (a stale connection)."""
+        return self._gateway._proxy_later(
+            self._env,
+            self._route,
+            self._filters,
+            self._loggers,
+            self._ctx,
+            self._responder,
+            self._node,
+        )
 
 
 __all__ = ["Gateway", "SnapshotRefused"]
