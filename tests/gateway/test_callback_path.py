@@ -317,3 +317,26 @@ async def test_an_answer_given_at_once_is_written_before_the_connection_closes(
             writer.transport.abort()
     assert data.startswith(b"HTTP/1.1 404 ")
     assert data.endswith(b'{"error_msg":"404 Route Not Found"}')
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"x-a: one\r\n x-injected: yes", b"x-a: one\nx-injected: yes", b"x-a: one\rx-injected: yes"],
+    ids=["folded", "bare-lf", "bare-cr"],
+)
+async def test_an_upstream_header_with_a_line_break_is_never_relayed(header: bytes) -> None:
+    # The upstream's headers are relayed without a scan for line breaks (Responder.start's
+    # ``parsed``) because llhttp refuses them: this holds it to that.
+    async def answer(number: int, head: bytes, _: Any, writer: asyncio.StreamWriter) -> None:
+        if not await ok_first(number, writer):
+            writer.write(b"HTTP/1.1 200 OK\r\n" + header + b"\r\ncontent-length: 2\r\n\r\nhi")
+
+    async with gateway_to(answer) as (port, _, outcomes, _gw):
+        client = await Client.open(port)
+        try:
+            await client.get("/one")
+            status, headers, _ = await client.get("/two")
+        finally:
+            client.close()
+    assert status == 502 and "x-injected" not in headers
+    assert outcomes.seen[1].status == 502

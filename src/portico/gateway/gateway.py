@@ -290,11 +290,12 @@ class Gateway:
             request_id,
             time.perf_counter(),
         )
+        if not route.chain:
+            return self._proxy_now(env, route, route.header_filters, route.loggers, ctx, responder)
         access = AccessPhase(route.chain, ctx.consumer)
-        if access.chain:
-            pending = self._access(env, access, ctx)
-            if pending is not None:
-                return self._handle_later(env, route, ctx, responder, access, pending)
+        pending = self._access(env, access, ctx)
+        if pending is not None:
+            return self._handle_later(env, route, ctx, responder, access, pending)
         filters, loggers = access.phases(route)
         if access.reply is not None:
             self._reply(filters, ctx, access.reply, responder)

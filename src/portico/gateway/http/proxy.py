@@ -353,9 +353,10 @@ def _start_response(
     responder: Responder, response: UpstreamResponse, on_response: OnResponse | None
 ) -> BodyTransform | None:
     headers = response_headers(response)
-    transform: BodyTransform | None = None
-    if on_response is not None:
-        headers, transform = on_response(response, headers)
+    if on_response is None:
+        responder.start(response.status, headers, parsed=True)
+        return None
+    headers, transform = on_response(response, headers)  # (plugins may have added some)
     responder.start(response.status, headers)
     return transform
 

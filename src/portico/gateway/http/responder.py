@@ -109,11 +109,13 @@ class Responder:
         self._head = None
         self.status = 0
 
-    def start(self, status: int, headers: list[tuple[str, str]]) -> None:
+    def start(self, status: int, headers: list[tuple[str, str]], *, parsed: bool = False) -> None:
         """Status line and headers. A ``content-length`` among them frames the body; without
         one the body is chunked (HTTP/1.1) or ends with the connection (HTTP/1.0).
-        ``transfer-encoding`` is the engine's business and is dropped if given."""
-        self._head = self._build(status, headers, None)
+        ``transfer-encoding`` is the engine's business and is dropped if given. ``parsed``:
+        the headers are an upstream's, as llhttp read them (it refuses CR and LF in names and
+        values), so they need no check for line breaks."""
+        self._head = self._build(status, headers, None, parsed)
 
     async def write(self, chunk: bytes) -> None:
         """Send a body chunk; waits while the client is not reading (back-pressure)."""
@@ -280,7 +282,13 @@ class Responder:
             raise RuntimeError("response body longer than its content-length")
         self._remaining -= n
 
-    def _build(self, status: int, headers: list[tuple[str, str]], length: int | None) -> bytes:
+    def _build(
+        self,
+        status: int,
+        headers: list[tuple[str, str]],
+        length: int | None,
+        parsed: bool = False,
+    ) -> bytes:
         if self._state != _FRESH:
             raise RuntimeError("response already started")
         keep_alive = self.keep_alive and not self._proto.must_close
@@ -339,9 +347,10 @@ class Responder:
         # header, one part per line added after them. Any other CR or LF came from a header
         # name or value and would split the response (two C-level counts, instead of four
         # scans per header: this runs for every response).
-        lines = 1 + (after_headers - 1) // 4 + (len(parts) - after_headers)
-        if text.count("\r") != lines or text.count("\n") != lines:
-            _refuse_line_breaks(headers)
+        if not parsed:
+            lines = 1 + (after_headers - 1) // 4 + (len(parts) - after_headers)
+            if text.count("\r") != lines or text.count("\n") != lines:
+                _refuse_line_breaks(headers)
         head = text.encode("latin-1")
         self.keep_alive = keep_alive
         self.status = status
