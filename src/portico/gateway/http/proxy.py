@@ -309,15 +309,7 @@ async def _relay(
         await _stream(responder, response.body, transform)
     except BaseException as exc:
         status, error, kind = _relay_failed(exc, responder, response, status)
-    return ProxyResult(
-        status,
-        upstream_addr,
-        responder.loop.time() - started,
-        request.body.received,
-        responder.bytes_written,
-        error,
-        kind,
-    )
+    return _relayed(responder, request, status, upstream_addr, started, error, kind)
 
 
 def _relay_now(
@@ -338,6 +330,19 @@ def _relay_now(
         responder.write_last(complete if transform is None else transform(complete, True))
     except BaseException as exc:
         status, error, kind = _relay_failed(exc, responder, response, status)
+    return _relayed(responder, request, status, upstream_addr, started, error, kind)
+
+
+def _relayed(
+    responder: Responder,
+    request: Request,
+    status: int,
+    upstream_addr: str | None,
+    started: float,
+    error: str | None,
+    kind: str | None,
+) -> ProxyResult:
+    """The result of a relayed answer: the bytes are what the responder wrote."""
     return ProxyResult(
         status,
         upstream_addr,
@@ -497,11 +502,10 @@ class Exchange:
             result = _relay_now(
                 responder, response, self._on_response, self.addr, self._started, self._request
             )
-            self._done(result)
         except Exception as exc:
             responder.finish(exc)
             return
-        responder.finish()
+        self._conclude(result)
 
     def client_left(self) -> None:
         """The client went away before the answer: the exchange is abandoned (499)."""
@@ -511,9 +515,14 @@ class Exchange:
         self._end(499, "client disconnected", "client")
 
     def _end(self, status: int, error: str, kind: str) -> None:
-        result = ProxyResult(
-            status, self.addr, self._responder.loop.time() - self._started, 0, 0, error, kind
+        self._conclude(
+            ProxyResult(
+                status, self.addr, self._responder.loop.time() - self._started, 0, 0, error, kind
+            )
         )
+
+    def _conclude(self, result: ProxyResult) -> None:
+        """Hand the result over, then finish the request (failed, if handing it over did)."""
         try:
             self._done(result)
         except Exception as exc:

@@ -290,7 +290,15 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         else:
             stream = body
         try:
-            self._write_head(method, target, headers, payload, content_length, stream is not None)
+            head = self._render_head(
+                method, target, headers, payload, content_length, stream is not None
+            )
+            if self.closed:
+                self._raise()
+            if payload:
+                self.transport.writelines((head, payload))
+            else:
+                self.transport.write(head)
             if self.write_paused:
                 await self._drain(timeouts.send)
             if stream is not None:
@@ -323,24 +331,6 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         self._phase = _READ
         self.timer.after(read_timeout)
 
-    def _write_head(
-        self,
-        method: str,
-        target: str,
-        headers: list[tuple[str, str]] | str,
-        payload: bytes | None,
-        content_length: int | None,
-        streamed: bool,
-    ) -> None:
-        """Start an exchange: the request head (with ``payload`` when the body is all here)."""
-        head = self._render_head(method, target, headers, payload, content_length, streamed)
-        if self.closed:
-            self._raise()
-        if payload:
-            self.transport.writelines((head, payload))
-        else:
-            self.transport.write(head)
-
     def _render_head(
         self,
         method: str,
@@ -350,6 +340,8 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         content_length: int | None,
         streamed: bool,
     ) -> bytes:
+        """Start an exchange: its state reset, the request head (``payload``: the body, when it
+        is all here; ``streamed``: it follows, chunked unless ``content_length`` is given)."""
         self._reset()
         self._phase = _BUSY
         self.requests += 1
