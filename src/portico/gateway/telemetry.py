@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from portico.gateway.config import EnvironmentRuntime
@@ -29,8 +29,20 @@ if TYPE_CHECKING:
 logger = logging.getLogger("portico.gateway.telemetry")
 
 #: upper bounds (milliseconds) of the latency histogram's buckets; the last one is +Inf
-LATENCY_BUCKETS_MS: tuple[float, ...] = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
-BUCKET_COUNT = len(LATENCY_BUCKETS_MS) + 1
+LATENCY_BUCKETS_MS: Final[tuple[float, ...]] = (
+    5,
+    10,
+    25,
+    50,
+    100,
+    250,
+    500,
+    1000,
+    2500,
+    5000,
+    10000,
+)
+BUCKET_COUNT: Final = len(LATENCY_BUCKETS_MS) + 1
 
 #: (environment id, minute as epoch seconds, api id, route id, consumer, method, status)
 RollupKey = tuple[str, int, str, str, str, str, int]

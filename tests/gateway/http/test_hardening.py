@@ -113,6 +113,22 @@ async def test_http2_version_is_505(http_server: ServerFactory) -> None:
     assert result.status == 505 and result.closed
 
 
+@pytest.mark.parametrize("version", [b"1.2", b"1.9", b"2.1", b"3.1"])
+async def test_other_versions_are_refused(http_server: ServerFactory, version: bytes) -> None:
+    # The engine takes a request kept alive without a Connection header for HTTP/1.1 without
+    # asking llhttp for the version: that holds only while llhttp refuses every other x.y
+    # with y > 0, as these check.
+    port = await http_server(consume)
+    result = await raw_exchange(port, b"GET / HTTP/" + version + b"\r\nHost: x\r\n\r\n")
+    assert result.status == 400 and result.closed
+
+
+async def test_http10_without_connection_header_is_closed(http_server: ServerFactory) -> None:
+    port = await http_server(consume)
+    result = await raw_exchange(port, b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+    assert result.status == 200 and result.closed
+
+
 async def test_connect_is_refused(http_server: ServerFactory) -> None:
     port = await http_server(consume)
     result = await raw_exchange(port, b"CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n")

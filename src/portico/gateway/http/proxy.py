@@ -87,10 +87,19 @@ class Endpoint(Protocol):
     @property
     def port(self) -> int: ...
 
+    @property
+    def address(self) -> str:
+        """``host:port`` (IPv6 in brackets), as nginx's ``$upstream_addr`` writes it."""
+        ...
+
 
 class Target(NamedTuple):
     host: str
     port: int
+
+    @property
+    def address(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
 
 class ProxyResult:
@@ -155,21 +164,25 @@ def request_head(request: Request, host_header: str, extra_headers: list[tuple[s
             elif name == "upgrade":
                 upgrade = value
         elif name not in replaced and (tokens is None or name not in tokens):
-            parts += (name, ": ", value, "\r\n")
+            parts.append(name)  # (appends: compiled, ``+=`` a tuple builds one per header)
+            parts.append(": ")
+            parts.append(value)
+            parts.append("\r\n")
     client_ip = request.client_ip
-    parts += (
-        "x-forwarded-for: ",
-        client_ip if forwarded_for is None else f"{forwarded_for}, {client_ip}",
-        "\r\nx-forwarded-proto: ",
-        request.scheme,
-        "\r\n",
-    )
+    parts.append("x-forwarded-for: ")
+    parts.append(client_ip if forwarded_for is None else f"{forwarded_for}, {client_ip}")
+    parts.append("\r\nx-forwarded-proto: ")
+    parts.append(request.scheme)
+    parts.append("\r\n")
     if original_host:
         parts += ("x-forwarded-host: ", original_host, "\r\n")
     if request.upgrade:
         parts += ("connection: upgrade\r\nupgrade: ", upgrade, "\r\n")
     for name, value in extra_headers:
-        parts += (name.lower(), ": ", value, "\r\n")
+        parts.append(name.lower())
+        parts.append(": ")
+        parts.append(value)
+        parts.append("\r\n")
     return "".join(parts)
 
 
@@ -226,7 +239,7 @@ async def forward(
                 if not tried:
                     status, error, kind = 503, "no upstream node available", "no_node"
                 break
-            tried.append(f"{node.host}:{node.port}")
+            tried.append(node.address)
             try:
                 response = await pool.request(
                     node.host,
@@ -439,15 +452,27 @@ async def _tunnel(
     return ProxyResult(101, upstream_addr, loop.time() - started, sent, received, None)
 
 
+class Outcome(Protocol):
+    """Who hears how a request forwarded by ``forward_now`` went (one object rather than two
+    callbacks: compiled, each bound method passed would be allocated per request)."""
+
+    def done(self, result: ProxyResult) -> None:
+        """The result (from a callback, or from the coroutine the rest continued in)."""
+
+    def again(self) -> Coroutine[Any, Any, None]:
+        """The coroutine that forwards the request again (the connection turned out to be
+        stale)."""
+
+
 class Exchange:
     """One request without a body on an idle pooled connection, driven by callbacks (see
-    ``forward_now``). ``done`` gets the result; the handler is then finished (``finish``)."""
+    ``forward_now``). ``outcome`` gets the result; the handler is then finished
+    (``finish``)."""
 
     __slots__ = (
         "_conn",
-        "_done",
-        "_fallback",
         "_on_response",
+        "_outcome",
         "_request",
         "_responder",
         "_started",
@@ -463,8 +488,7 @@ class Exchange:
         addr: str,
         timeouts: Timeouts,
         on_response: OnResponse | None,
-        done: Callable[[ProxyResult], None],
-        fallback: Callable[[], Coroutine[Any, Any, None]],
+        outcome: Outcome,
     ) -> None:
         self._request = request
         self._responder = responder
@@ -472,8 +496,7 @@ class Exchange:
         self.addr = addr
         self._timeouts = timeouts
         self._on_response = on_response
-        self._done = done
-        self._fallback = fallback
+        self._outcome = outcome
         self._started = responder.loop.time()
 
     def on_upstream(self) -> None:
@@ -486,7 +509,7 @@ class Exchange:
             if isinstance(failure, StaleConnection):
                 # The node had closed the idle connection: the request goes again, as
                 # ``UpstreamPool.request`` replays it (a request without a body may be).
-                responder.defer(self._fallback())
+                responder.defer(self._outcome.again())
                 return
             timed_out = isinstance(failure, UpstreamTimeout)
             status = 504 if timed_out else 502
@@ -524,7 +547,7 @@ class Exchange:
     def _conclude(self, result: ProxyResult) -> None:
         """Hand the result over, then finish the request (failed, if handing it over did)."""
         try:
-            self._done(result)
+            self._outcome.done(result)
         except Exception as exc:
             self._responder.finish(exc)
             return
@@ -544,7 +567,7 @@ class Exchange:
                 self._started,
                 self._request,
             )
-        self._done(result)
+        self._outcome.done(result)
 
 
 def forward_now(
@@ -558,15 +581,12 @@ def forward_now(
     extra_headers: list[tuple[str, str]],
     timeouts: Timeouts,
     on_response: OnResponse | None,
-    done: Callable[[ProxyResult], None],
-    fallback: Callable[[], Coroutine[Any, Any, None]],
+    outcome: Outcome,
 ) -> None:
     """``forward`` for a request without a body, on ``conn`` (idle, claimed from the pool,
     to the node ``addr``), without a task: the request is written now and the answer handled
-    by the connection's callbacks. ``done`` gets the result (from a callback, or from the
-    coroutine the rest continues in: ``Responder.defer``); ``fallback()`` is the coroutine
-    that forwards the request again when the connection turns out to be stale."""
-    exchange = Exchange(request, responder, conn, addr, timeouts, on_response, done, fallback)
+    by the connection's callbacks; ``outcome`` hears how it went (see ``Outcome``)."""
+    exchange = Exchange(request, responder, conn, addr, timeouts, on_response, outcome)
     target = _target(path, request.query)
     headers = request_head(request, host_header, extra_headers)
     conn.send(request.method, target, headers, request.content_length, timeouts.read, exchange)

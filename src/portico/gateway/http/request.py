@@ -127,7 +127,15 @@ _METHODS: Final = {
     m.encode(): m for m in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
 }
 _SPECIAL: Final = frozenset(
-    {"content-length", "transfer-encoding", "host", "expect", "x-request-id", "connection"}
+    {
+        "content-length",
+        "transfer-encoding",
+        "host",
+        "expect",
+        "x-request-id",
+        "connection",
+        "upgrade",
+    }
 )
 
 
@@ -147,6 +155,7 @@ class RequestHead:
         "headers",
         "open",
         "size",
+        "upgrade_offered",
         "url",
     )
 
@@ -166,6 +175,11 @@ class RequestHead:
         self._request_id = ""
         self._connection: str | None = None
         self._expect: str | None = None
+        self.upgrade_offered = False  # an Upgrade header came (llhttp upgrades only then)
+
+    @property
+    def has_connection_header(self) -> bool:
+        return self._connection is not None
 
     def on_url(self, url: bytes) -> None:
         self.url = url if self.url is None else self.url + url
@@ -196,6 +210,8 @@ class RequestHead:
             elif key == "connection":
                 seen = self._connection
                 self._connection = text if seen is None else f"{seen},{text}"
+            elif key == "upgrade":
+                self.upgrade_offered = True
             else:
                 self._expect = text
         if len(headers) > self._max_headers:

@@ -17,8 +17,14 @@ if TYPE_CHECKING:
     from .connection import HttpProtocol
     from .request import Request
 
-_NONE, _LENGTH, _CHUNKED, _CLOSE = 0, 1, 2, 3
-_FRESH, _STARTED, _DONE = 0, 1, 2
+# (each one Final: compiled, a constant is inlined, a plain module global is a dict lookup)
+_NONE: Final = 0
+_LENGTH: Final = 1
+_CHUNKED: Final = 2
+_CLOSE: Final = 3
+_FRESH: Final = 0
+_STARTED: Final = 1
+_DONE: Final = 2
 
 _STATUS_LINES: Final[dict[int, str]] = {}
 
@@ -113,8 +119,9 @@ class Responder:
         """Status line and headers. A ``content-length`` among them frames the body; without
         one the body is chunked (HTTP/1.1) or ends with the connection (HTTP/1.0).
         ``transfer-encoding`` is the engine's business and is dropped if given. ``parsed``:
-        the headers are an upstream's, as llhttp read them (it refuses CR and LF in names and
-        values), so they need no check for line breaks."""
+        the headers are an upstream's, as the engine collected them from llhttp (names
+        lower-cased; llhttp refuses CR and LF in names and values), so they need no check for
+        line breaks nor lower-casing."""
         self._head = self._build(status, headers, None, parsed)
 
     async def write(self, chunk: bytes) -> None:
@@ -299,17 +306,18 @@ class Responder:
         tag_size = len(tag_name) or -1
         for name, value in headers:
             size = len(name)
-            if size == tag_size and name.lower() == tag_name:
+            # (parsed: llhttp's names came lower-cased through the parser callbacks)
+            if size == tag_size and (name if parsed else name.lower()) == tag_name:
                 continue
-            if size == 14 and name.lower() == "content-length":
+            if size == 14 and (name if parsed else name.lower()) == "content-length":
                 if length is not None:
                     continue  # send() frames the body it was given
                 if not value.isdigit() or not value.isascii():
                     raise ValueError(f"invalid content-length {value!r}")
                 declared = int(value)
-            elif size == 17 and name.lower() == "transfer-encoding":
+            elif size == 17 and (name if parsed else name.lower()) == "transfer-encoding":
                 continue
-            elif size == 10 and name.lower() == "connection":
+            elif size == 10 and (name if parsed else name.lower()) == "connection":
                 own_connection = True
                 if "close" in value.lower():
                     keep_alive = False

@@ -349,9 +349,13 @@ class UpstreamPool:
         if self.closed or conn.requests >= self.max_requests_per_connection:
             conn.close()
             return
-        idle = self._idle.get(conn.key)
+        idle = conn.idle_list
         if idle is None:
-            idle = self._idle[conn.key] = []
+            # (kept on the connection: the key is a tuple, hashed afresh on every lookup)
+            idle = self._idle.get(conn.key)
+            if idle is None:
+                idle = self._idle[conn.key] = []
+            conn.idle_list = idle
         if len(idle) >= self.max_idle_per_host:
             conn.close()
             return

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 HIGH_WATER: Final = 256 * 1024
 # nginx refuses response heads beyond proxy_buffer_size ("upstream sent too big header").
 MAX_HEAD_BYTES: Final = 64 * 1024
-_IDLE, _SEND, _READ, _BUSY = 0, 1, 2, 3
+# (each one Final: compiled, a constant is inlined, a plain module global is a dict lookup)
+_IDLE: Final = 0
+_SEND: Final = 1
+_READ: Final = 2
+_BUSY: Final = 3
 #: response headers on_header looks at (the rest are only collected)
 _NOTED: Final = HOP_BY_HOP | {"content-length"}
 
@@ -64,6 +68,7 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         "got_bytes",
         "head_done",
         "headers",
+        "idle_list",
         "keep_alive",
         "key",
         "listener",
@@ -83,6 +88,8 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
     def __init__(self, pool: UpstreamPool, key: tuple[str, int, bool, str | None]) -> None:
         self.pool = pool
         self.key = key
+        #: the pool's idle list for ``key`` (set by the pool)
+        self.idle_list: list[Connection] | None = None
         self.loop = asyncio.get_running_loop()
         self.timer = Deadline(self.loop, self._timed_out)
         self._parser = httptools.HttpResponseParser(self)
