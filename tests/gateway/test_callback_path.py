@@ -340,3 +340,90 @@ async def test_an_upstream_header_with_a_line_break_is_never_relayed(header: byt
             client.close()
     assert status == 502 and "x-injected" not in headers
     assert outcomes.seen[1].status == 502
+
+
+async def _raw_heads(answer_head: bytes, requests: int = 2) -> list[bytes]:
+    """The response heads the client reads, raw, for ``requests`` GETs on one connection to
+    a gateway whose backend answers each with ``answer_head`` and a 2-byte body (the first
+    forwarded in a coroutine, the others by callbacks)."""
+
+    async def answer(number: int, head: bytes, _: Any, writer: asyncio.StreamWriter) -> None:
+        writer.write(answer_head + b"hi")
+
+    heads = []
+    async with gateway_to(answer) as (port, _, _outcomes, _gw):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            for n in range(requests):
+                writer.write(f"GET /h{n} HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode())
+                heads.append(await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5))
+                assert await asyncio.wait_for(reader.readexactly(2), 5) == b"hi"
+        finally:
+            writer.transport.abort()
+    return heads
+
+
+async def test_header_lines_are_relayed_as_the_node_wrote_them() -> None:
+    # The usual answer's header lines are relayed without being taken apart
+    # (Responder.start_lines): names keep their case, values their bytes, repeated headers
+    # their order; the hop-by-hop ones are still left out and the framing redone.
+    heads = await _raw_heads(
+        b"HTTP/1.1 200 OK\r\n"
+        b"X-Mixed-Case: Some Value \t\r\n"
+        b"Set-Cookie: a=1\r\n"
+        b"Keep-Alive: timeout=5\r\n"
+        b"set-cookie: b=2\r\n"
+        b"Connection: keep-alive\r\n"
+        b"Proxy-Authenticate: Basic\r\n"
+        b"Trailer: X-Sum\r\n"
+        b"CONTENT-LENGTH: 2\r\n\r\n"
+    )
+    for head in heads:
+        lines = head.split(b"\r\n")
+        assert lines[0] == b"HTTP/1.1 200 OK"
+        assert lines[1:5] == [
+            b"X-Mixed-Case: Some Value \t",
+            b"Set-Cookie: a=1",
+            b"set-cookie: b=2",
+            b"CONTENT-LENGTH: 2",
+        ]
+        lowered = head.lower()
+        for dropped in (b"keep-alive", b"connection:", b"proxy-authenticate", b"trailer"):
+            assert dropped not in lowered
+        assert lowered.count(b"x-request-id: ") == 1
+
+
+async def test_the_nodes_request_id_is_replaced_by_the_gateways() -> None:
+    heads = await _raw_heads(
+        b"HTTP/1.1 200 OK\r\nX-Request-ID: the-nodes\r\ncontent-length: 2\r\n\r\n"
+    )
+    for head in heads:
+        assert b"the-nodes" not in head
+        assert head.lower().count(b"x-request-id: ") == 1
+
+
+async def test_headers_named_by_the_nodes_connection_header_are_dropped() -> None:
+    heads = await _raw_heads(
+        b"HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: secret\r\n"
+        b"X-End: kept\r\ncontent-length: 2\r\n\r\n"
+    )
+    for head in heads:
+        assert b"secret" not in head and b"x-end: kept\r\n" in head.lower()
+
+
+async def test_an_answer_without_a_length_to_an_http11_client_is_chunked() -> None:
+    # A close-delimited answer (no Content-Length): its lines relayed, the framing redone.
+    async def answer(number: int, head: bytes, _: Any, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nX-A: 1\r\nConnection: close\r\n\r\nbody")
+        writer.close()
+
+    async with gateway_to(answer) as (port, _, _outcomes, _gw):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            writer.write(f"GET /c HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode())
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            body = await asyncio.wait_for(reader.readuntil(b"0\r\n\r\n"), 5)
+        finally:
+            writer.transport.abort()
+    assert b"X-A: 1\r\n" in head and b"transfer-encoding: chunked\r\n" in head
+    assert body == b"4\r\nbody\r\n0\r\n\r\n"

@@ -370,11 +370,16 @@ def _relayed(
 def _start_response(
     responder: Responder, response: UpstreamResponse, on_response: OnResponse | None
 ) -> BodyTransform | None:
-    headers = response_headers(response)
     if on_response is None:
-        responder.start(response.status, headers, parsed=True)
+        if (response.connection is None or connection_tokens(response.connection) is None) and (
+            not response.named_request_id or responder.tag is None
+        ):
+            # the usual answer: its header lines relayed as they came, never taken apart
+            responder.start_lines(response.status, response.lines, response.content_length)
+        else:
+            responder.start(response.status, response_headers(response), parsed=True)
         return None
-    headers, transform = on_response(response, headers)  # (plugins may have added some)
+    headers, transform = on_response(response, response_headers(response))  # (may add some)
     responder.start(response.status, headers)
     return transform
 

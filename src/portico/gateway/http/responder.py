@@ -27,6 +27,7 @@ _STARTED: Final = 1
 _DONE: Final = 2
 
 _STATUS_LINES: Final[dict[int, str]] = {}
+_STATUS_HEADS: Final[dict[int, bytes]] = {}
 
 
 def _refuse_line_breaks(headers: list[tuple[str, str]]) -> None:
@@ -34,6 +35,13 @@ def _refuse_line_breaks(headers: list[tuple[str, str]]) -> None:
         if "\n" in value or "\r" in value or "\n" in name or "\r" in name:
             raise ValueError(f"line break in response header {name!r}")
     raise ValueError("line break in a response header")
+
+
+def _status_head(status: int) -> bytes:
+    line = _STATUS_HEADS.get(status)
+    if line is None:
+        line = _STATUS_HEADS[status] = _status_line(status).encode("latin-1")
+    return line
 
 
 def _status_line(status: int) -> str:
@@ -123,6 +131,24 @@ class Responder:
         lower-cased; llhttp refuses CR and LF in names and values), so they need no check for
         line breaks nor lower-casing."""
         self._head = self._build(status, headers, None, parsed)
+
+    def start_lines(self, status: int, lines: list[bytes], declared: int | None) -> None:
+        """``start`` with an upstream's headers as they came, ``name: value\r\n`` each (as
+        llhttp read them: it refuses CR and LF in names and values), relayed without being
+        taken apart: none of them is hop-by-hop nor the tag's name, and ``declared`` is their
+        Content-Length."""
+        if self._state != _FRESH:
+            raise RuntimeError("response already started")
+        keep_alive = self.keep_alive and not self._proto.must_close
+        parts = [_status_head(status)]
+        parts += lines
+        tag = self.tag
+        if tag is not None:
+            parts.append(f"{tag[0]}: {tag[1]}\r\n".encode("latin-1"))
+        parts.append(self._frame(status, None, declared, False, keep_alive).encode("latin-1"))
+        self._head = b"".join(parts)
+        self.status = status
+        self._state = _STARTED
 
     async def write(self, chunk: bytes) -> None:
         """Send a body chunk; waits while the client is not reading (back-pressure)."""
@@ -328,11 +354,38 @@ class Responder:
         if tag_name:
             parts += (tag_name, ": ", tag_value, "\r\n")
         after_headers = len(parts)
+        framing = self._frame(status, length, declared, own_connection, keep_alive)
+        parts.append(framing)
+        text = "".join(parts)
+        # Every line written above ends in its one CRLF: the status line, four parts per
+        # header, the framing's own. Any other CR or LF came from a header name or value and
+        # would split the response (two C-level counts, instead of four scans per header:
+        # this runs for every response).
+        if not parsed:
+            lines = 1 + (after_headers - 1) // 4 + framing.count("\n")
+            if text.count("\r") != lines or text.count("\n") != lines:
+                _refuse_line_breaks(headers)
+        self.status = status
+        self._state = _STARTED
+        return text.encode("latin-1")
+
+    def _frame(
+        self,
+        status: int,
+        length: int | None,
+        declared: int | None,
+        own_connection: bool,
+        keep_alive: bool,
+    ) -> str:
+        """How the body is framed (``length``: given by ``send``; ``declared``: a
+        Content-Length among the headers), and the lines that say it, the head's empty line
+        included."""
+        framing = ""
         if status < 200 or status == 204 or status == 304:
             self._mode = _NONE
         elif length is not None:
             self._mode = _NONE if self.head_only else _LENGTH
-            parts.append(f"content-length: {length}\r\n")
+            framing = f"content-length: {length}\r\n"
         elif self.head_only:
             self._mode = _NONE
         elif declared is not None:
@@ -340,27 +393,14 @@ class Responder:
             self._remaining = declared
         elif not self.http10:
             self._mode = _CHUNKED
-            parts.append("transfer-encoding: chunked\r\n")
+            framing = "transfer-encoding: chunked\r\n"
         else:
             self._mode = _CLOSE
             keep_alive = False
         if not own_connection:
             if not keep_alive:
-                parts.append("connection: close\r\n")
+                framing += "connection: close\r\n"
             elif self.http10:
-                parts.append("connection: keep-alive\r\n")
-        parts.append("\r\n")
-        text = "".join(parts)
-        # Every line written above ends in its one CRLF: the status line, four parts per
-        # header, one part per line added after them. Any other CR or LF came from a header
-        # name or value and would split the response (two C-level counts, instead of four
-        # scans per header: this runs for every response).
-        if not parsed:
-            lines = 1 + (after_headers - 1) // 4 + (len(parts) - after_headers)
-            if text.count("\r") != lines or text.count("\n") != lines:
-                _refuse_line_breaks(headers)
-        head = text.encode("latin-1")
+                framing += "connection: keep-alive\r\n"
         self.keep_alive = keep_alive
-        self.status = status
-        self._state = _STARTED
-        return head
+        return framing + "\r\n"

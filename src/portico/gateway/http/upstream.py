@@ -33,7 +33,7 @@ from .errors import (
 )
 from .errors import reason as default_reason
 from .outbox import Outbox
-from .upstream_conn import Connection
+from .upstream_conn import Connection, header_pairs
 
 __all__ = [
     "ConnectFailed",
@@ -159,13 +159,14 @@ class UpstreamResponse:
 
     __slots__ = (
         "_conn",
+        "_headers",
         "body",
         "chunked",
         "complete",
         "connection",
         "content_length",
-        "headers",
-        "reason",
+        "lines",
+        "named_request_id",
         "status",
         "upgrade",
         "upgraded",
@@ -174,8 +175,7 @@ class UpstreamResponse:
     def __init__(
         self,
         status: int,
-        reason: str,
-        headers: list[tuple[str, str]],
+        lines: list[bytes],
         body: AsyncIterator[bytes],
         content_length: int | None,
         chunked: bool,
@@ -184,12 +184,15 @@ class UpstreamResponse:
         upgrade: str | None = None,
         complete: bytes | None = None,
         conn: Connection | None = None,
+        named_request_id: bool = False,
     ) -> None:
         self.status = status
-        self.reason = reason
-        #: names lower-cased, without the hop-by-hop ones (``connection`` and ``upgrade``
-        #: keep what those said; see ``names.connection_tokens`` for the headers it names)
-        self.headers = headers
+        #: the headers as their wire lines, without the hop-by-hop ones (``connection`` and
+        #: ``upgrade`` keep what those said; see ``names.connection_tokens`` for the headers
+        #: it names); ``headers`` has them taken apart
+        self.lines = lines
+        self.named_request_id = named_request_id  # one of them is X-Request-Id
+        self._headers: list[tuple[str, str]] | None = None
         self.body = body  # the connection returns to the pool once fully read
         self.content_length = content_length
         self.chunked = chunked
@@ -200,6 +203,19 @@ class UpstreamResponse:
         #: the pool; ``body`` yields it too)
         self.complete = complete
         self._conn = conn  # kept only for a 101 answer, until detach()
+
+    @property
+    def reason(self) -> str:
+        """The status's standard phrase (the node's own is not read: nothing relays it)."""
+        return default_reason(self.status)
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        """(name lower-cased, value) pairs, made on first use (a plain relay needs none)."""
+        headers = self._headers
+        if headers is None:
+            headers = self._headers = header_pairs(self.lines)
+        return headers
 
     def close(self) -> None:
         """Give up on the rest of the body: the connection is dropped, not pooled."""
@@ -239,8 +255,7 @@ def response_of(conn: Connection, read_timeout: float) -> UpstreamResponse:
         body = ResponseBody(conn, read_timeout)
     return UpstreamResponse(
         conn.status,
-        conn.reason or default_reason(conn.status),
-        conn.headers,
+        conn.lines,
         body,
         conn.content_length,
         conn.chunked,
@@ -249,6 +264,7 @@ def response_of(conn: Connection, read_timeout: float) -> UpstreamResponse:
         conn.upgrade,
         complete,
         owner,
+        conn.named_request_id,
     )
 
 
