@@ -17,8 +17,9 @@ import pytest
 from portico.gateway.config import EnvironmentRuntime
 from portico.gateway.context import RequestContext
 from portico.gateway.gateway import Gateway
+from portico.gateway.http.proxy import AddedHeaders
 from portico.gateway.http.server import serve, shutdown
-from tests.gateway.test_pipeline import HOST, snapshot
+from tests.gateway.test_pipeline import HOST, plugin, snapshot
 
 OK = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nfirst"
 
@@ -83,14 +84,14 @@ class Outcomes:
 
 @contextlib.asynccontextmanager
 async def gateway_to(
-    answer: Answer, **upstream: Any
+    answer: Answer, plugins: list[dict[str, Any]] | None = None, **upstream: Any
 ) -> AsyncIterator[tuple[int, Backend, Outcomes, Gateway]]:
     backend = Backend(answer)
     backend_port = await backend.start()
     gw = Gateway()
     outcomes = Outcomes()
     gw.observers.append(outcomes.observe)
-    document = snapshot(backend_port, [])
+    document = snapshot(backend_port, plugins or [])
     document["upstreams"]["up"]["specification"].update(upstream)
     await gw.apply(document)
     server = await serve(gw.handle, "127.0.0.1", 0)
@@ -342,7 +343,9 @@ async def test_an_upstream_header_with_a_line_break_is_never_relayed(header: byt
     assert outcomes.seen[1].status == 502
 
 
-async def _raw_heads(answer_head: bytes, requests: int = 2) -> list[bytes]:
+async def _raw_heads(
+    answer_head: bytes, requests: int = 2, plugins: list[dict[str, Any]] | None = None
+) -> list[bytes]:
     """The response heads the client reads, raw, for ``requests`` GETs on one connection to
     a gateway whose backend answers each with ``answer_head`` and a 2-byte body (the first
     forwarded in a coroutine, the others by callbacks)."""
@@ -351,7 +354,7 @@ async def _raw_heads(answer_head: bytes, requests: int = 2) -> list[bytes]:
         writer.write(answer_head + b"hi")
 
     heads = []
-    async with gateway_to(answer) as (port, _, _outcomes, _gw):
+    async with gateway_to(answer, plugins) as (port, _, _outcomes, _gw):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
             for n in range(requests):
@@ -427,3 +430,38 @@ async def test_an_answer_without_a_length_to_an_http11_client_is_chunked() -> No
             writer.transport.abort()
     assert b"X-A: 1\r\n" in head and b"transfer-encoding: chunked\r\n" in head
     assert body == b"4\r\nbody\r\n0\r\n\r\n"
+
+
+LIMIT = plugin("limit-count", 210, count=100, time_window=60)
+
+
+async def test_headers_a_plugin_sets_follow_the_nodes_lines() -> None:
+    # limit-count only sets headers (proxy.AddedHeaders): the node's lines are relayed as
+    # they came, the plugin's added after them; a node's header whose name is as long as one
+    # of them but another is kept.
+    heads = await _raw_heads(
+        b"HTTP/1.1 200 OK\r\nX-Ratelimit-Lymit: theirs\r\ncontent-length: 2\r\n\r\n",
+        plugins=[LIMIT],
+    )
+    for n, head in enumerate(heads):
+        lines = head.split(b"\r\n")
+        assert lines[1:3] == [b"X-Ratelimit-Lymit: theirs", b"content-length: 2"]
+        assert b"x-ratelimit-limit: 100" in lines
+        assert f"x-ratelimit-remaining: {99 - n}".encode() in lines
+
+
+async def test_a_header_a_plugin_sets_replaces_the_nodes() -> None:
+    heads = await _raw_heads(
+        b"HTTP/1.1 200 OK\r\nX-RateLimit-Limit: 999\r\nX-A: 1\r\ncontent-length: 2\r\n\r\n",
+        plugins=[LIMIT],
+    )
+    for head in heads:
+        lowered = head.lower()
+        assert b"999" not in head and lowered.count(b"x-ratelimit-limit: ") == 1
+        assert b"x-ratelimit-limit: 100\r\n" in lowered and b"x-a: 1\r\n" in lowered
+
+
+def test_headers_set_with_a_line_break_take_the_checked_path() -> None:
+    assert AddedHeaders.of({"x-a": "1"}) is not None
+    assert AddedHeaders.of({"x-a": "1\r\nx-injected: yes"}) is None
+    assert AddedHeaders.of({"x-a\nx-b": "1"}) is None

@@ -37,7 +37,14 @@ from portico.gateway.context import (
 )
 from portico.gateway.counters import LocalCounters
 from portico.gateway.http.body import EMPTY_BODY
-from portico.gateway.http.proxy import BodyTransform, OnResponse, ProxyResult, forward, forward_now
+from portico.gateway.http.proxy import (
+    AddedHeaders,
+    BodyTransform,
+    OnResponse,
+    ProxyResult,
+    forward,
+    forward_now,
+)
 from portico.gateway.http.request import TAKEN, Taken
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
@@ -519,8 +526,14 @@ class Gateway:
     def _on_response(self, filters: list[PluginRuntime], ctx: RequestContext) -> OnResponse | None:
         """What the proxy calls with the upstream's answer: None when nothing rewrites it (the
         responder tags it with the request id; ``_account`` notes the status)."""
-        if not filters and not ctx._response_headers:
-            return None
+        if not filters:
+            added = ctx._response_headers
+            if not added:
+                return None
+            if not ctx._body_filters:
+                plain = AddedHeaders.of(added)  # (the usual answer keeps its lines; see proxy)
+                if plain is not None:
+                    return plain
 
         def on_response(
             response: UpstreamResponse, headers: list[tuple[str, str]]

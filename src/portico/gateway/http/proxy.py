@@ -43,7 +43,7 @@ from .upstream import (
     UpstreamTimeout,
     response_of,
 )
-from .upstream_conn import Connection
+from .upstream_conn import Connection, name_size_bit
 
 __all__ = [
     "BodyTransform",
@@ -66,6 +66,73 @@ OnResponse = Callable[
     [UpstreamResponse, list[tuple[str, str]]],
     tuple[list[tuple[str, str]], BodyTransform | None],
 ]
+
+
+#: names plugins set on answers, checked and lower-cased once (a bounded memo: the names
+#: come from plugin code and configuration, a handful)
+_ADDED_NAMES: Final[dict[str, str]] = {}
+_MAX_ADDED_NAMES: Final = 256
+
+
+class AddedHeaders:
+    """An ``OnResponse`` that only sets headers on the answer (``pairs``: names lower-cased),
+    replacing the node's of the same names: the usual answer gets them as extra lines after
+    the node's, which are relayed as they came (``_start_response``)."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self.pairs = pairs
+
+    @staticmethod
+    def of(headers: dict[str, str]) -> AddedHeaders | None:
+        """For ``headers`` that can be written as they are (no line break in a name or value,
+        the check ``Responder.start`` makes), else None (the general path refuses them)."""
+        pairs: list[tuple[str, str]] = []
+        for name, value in headers.items():
+            key = _ADDED_NAMES.get(name)
+            if key is None:
+                if "\r" in name or "\n" in name:
+                    return None
+                key = name.lower()
+                if len(_ADDED_NAMES) < _MAX_ADDED_NAMES:
+                    _ADDED_NAMES[name] = key
+            if "\r" in value or "\n" in value:
+                return None
+            pairs.append((key, value))
+        return AddedHeaders(pairs)
+
+    def __call__(
+        self, response: UpstreamResponse, headers: list[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
+        replaced = {name for name, _ in self.pairs}
+        kept = [h for h in headers if h[0] not in replaced]
+        kept.extend(self.pairs)
+        return kept, None
+
+    def lines_after(
+        self, response: UpstreamResponse, tag: tuple[str, str] | None
+    ) -> list[bytes] | None:
+        """The node's lines and then the headers set, as lines; None when the node sent one
+        of them (it must be taken out: the caller takes the headers apart) or one is the
+        responder's ``tag``."""
+        lines = response.lines
+        sizes = response.name_sizes
+        head = b""
+        out = lines.copy()
+        for name, value in self.pairs:
+            if tag is not None and name == tag[0]:
+                return None
+            if sizes & name_size_bit(len(name)):
+                # a node's header has a name this long: is it this one? (one lower-cased copy
+                # of the head, where each name follows a "\n")
+                if not head:
+                    head = b"\n" + b"".join(lines).lower()
+                if head.find(f"\n{name}:".encode("latin-1")) >= 0:
+                    return None
+            out.append(f"{name}: {value}\r\n".encode("latin-1"))
+        return out
+
 
 # Also rebuilt for the upstream rather than passed through.
 _REQUEST_DROP: Final = HOP_BY_HOP | {
@@ -370,14 +437,20 @@ def _relayed(
 def _start_response(
     responder: Responder, response: UpstreamResponse, on_response: OnResponse | None
 ) -> BodyTransform | None:
-    if on_response is None:
-        if (response.connection is None or connection_tokens(response.connection) is None) and (
-            not response.named_request_id or responder.tag is None
-        ):
-            # the usual answer: its header lines relayed as they came, never taken apart
+    if (response.connection is None or connection_tokens(response.connection) is None) and (
+        not response.named_request_id or responder.tag is None
+    ):
+        # the usual answer: its header lines relayed as they came, never taken apart
+        if on_response is None:
             responder.start_lines(response.status, response.lines, response.content_length)
-        else:
-            responder.start(response.status, response_headers(response), parsed=True)
+            return None
+        if isinstance(on_response, AddedHeaders):
+            lines = on_response.lines_after(response, responder.tag)
+            if lines is not None:
+                responder.start_lines(response.status, lines, response.content_length)
+                return None
+    if on_response is None:
+        responder.start(response.status, response_headers(response), parsed=True)
         return None
     headers, transform = on_response(response, response_headers(response))  # (may add some)
     responder.start(response.status, headers)

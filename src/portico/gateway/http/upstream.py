@@ -166,6 +166,7 @@ class UpstreamResponse:
         "connection",
         "content_length",
         "lines",
+        "name_sizes",
         "named_request_id",
         "status",
         "upgrade",
@@ -185,6 +186,7 @@ class UpstreamResponse:
         complete: bytes | None = None,
         conn: Connection | None = None,
         named_request_id: bool = False,
+        name_sizes: int = 0,
     ) -> None:
         self.status = status
         #: the headers as their wire lines, without the hop-by-hop ones (``connection`` and
@@ -192,6 +194,7 @@ class UpstreamResponse:
         #: it names); ``headers`` has them taken apart
         self.lines = lines
         self.named_request_id = named_request_id  # one of them is X-Request-Id
+        self.name_sizes = name_sizes  # the lengths of their names (``name_size_bit``)
         self._headers: list[tuple[str, str]] | None = None
         self.body = body  # the connection returns to the pool once fully read
         self.content_length = content_length
@@ -265,6 +268,7 @@ def response_of(conn: Connection, read_timeout: float) -> UpstreamResponse:
         complete,
         owner,
         conn.named_request_id,
+        conn.name_sizes,
     )
 
 

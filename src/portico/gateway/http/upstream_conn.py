@@ -77,6 +77,7 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         "lines",
         "listener",
         "loop",
+        "name_sizes",
         "named_request_id",
         "pool",
         "requests",
@@ -118,6 +119,9 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         #: them; hop-by-hop ones left out): relayed as they are (see ``header_pairs``)
         self.lines: list[bytes] = []
         self.named_request_id = False  # one of them is X-Request-Id
+        #: the lengths of their names, as bits (``name_size_bit``): a header someone would
+        #: set in their place can only be among them if its name's length is
+        self.name_sizes = 0
         self.connection: str | None = None
         self.upgrade: str | None = None
         self.content_length: int | None = None
@@ -221,6 +225,7 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
     def on_message_begin(self) -> None:
         self.lines = []
         self.named_request_id = False
+        self.name_sizes = 0
         self.connection = self.upgrade = None
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -246,6 +251,7 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
                 return
         elif size == 12 and (name[0] | 0x20) == 0x78 and name.lower() == _REQUEST_ID:
             self.named_request_id = True
+        self.name_sizes |= name_size_bit(size)
         self.lines.append(b"".join((name, b": ", value, b"\r\n")))
 
     def on_headers_complete(self) -> None:
@@ -545,6 +551,12 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
         buf = self.upgrade_buf
         self.upgrade_buf = None
         return self.transport, bytes(buf) if buf else b""
+
+
+def name_size_bit(size: int) -> int:
+    """The bit ``Connection.name_sizes`` sets for a header name of ``size`` bytes (61 and
+    more share one: compiled, the mask stays a machine integer)."""
+    return 1 << (size if size < 61 else 61)
 
 
 def header_pairs(lines: list[bytes]) -> list[tuple[str, str]]:
