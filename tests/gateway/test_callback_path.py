@@ -465,3 +465,31 @@ def test_headers_set_with_a_line_break_take_the_checked_path() -> None:
     assert AddedHeaders.of({"x-a": "1"}) is not None
     assert AddedHeaders.of({"x-a": "1\r\nx-injected: yes"}) is None
     assert AddedHeaders.of({"x-a\nx-b": "1"}) is None
+
+
+async def test_a_pooled_request_head_is_rendered_whole() -> None:
+    # forward_now renders the upstream request in one piece (proxy.request_head with a
+    # target): the same head as the coroutine path's, an empty body's length said on.
+    async def answer(number: int, head: bytes, _: Any, writer: asyncio.StreamWriter) -> None:
+        writer.write(OK)
+
+    async with gateway_to(answer) as (port, backend, _outcomes, _gw):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            for extra in ("", "Content-Length: 0\r\n"):
+                for path in ("/a?x=1", "/b"):
+                    head = f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\nX-Custom: v\r\n{extra}\r\n"
+                    writer.write(head.encode())
+                    await asyncio.wait_for(reader.readuntil(b"first"), 5)
+        finally:
+            writer.transport.abort()
+    assert backend.connections == 1  # all but the first forwarded by callbacks
+    heads = [head.decode("latin-1").split("\r\n") for head in backend.heads]
+    assert [lines[0] for lines in heads] == ["GET /a?x=1 HTTP/1.1", "GET /b HTTP/1.1"] * 2
+    for n, lines in enumerate(heads):
+        fields = dict(line.split(": ", 1) for line in lines[1:] if line)
+        assert fields["host"] == HOST and fields["x-custom"] == "v"
+        assert fields["x-forwarded-for"] == "127.0.0.1" and fields["x-forwarded-proto"] == "http"
+        assert len(fields["x-request-id"]) == 32
+        assert fields.get("content-length") == (None if n < 2 else "0")
+        assert lines[-2:] == ["", ""]

@@ -113,7 +113,8 @@ class AddedHeaders:
     def lines_after(
         self, response: UpstreamResponse, tag: tuple[str, str] | None
     ) -> list[bytes] | None:
-        """The node's lines and then the headers set, as lines; None when the node sent one
+        """The node's lines and then the headers set, as lines (the pieces to join for the
+        head: see ``Connection.lines``); None when the node sent one
         of them (it must be taken out: the caller takes the headers apart) or one is the
         responder's ``tag``."""
         lines = response.lines
@@ -209,16 +210,25 @@ class ProxyResult:
         self.error_kind = error_kind
 
 
-def request_head(request: Request, host_header: str, extra_headers: list[tuple[str, str]]) -> str:
+def request_head(
+    request: Request,
+    host_header: str,
+    extra_headers: list[tuple[str, str]],
+    target: str | None = None,
+) -> str:
     """The header lines the upstream receives, ``name: value\r\n`` each, rendered in one pass
     over the client's headers (see the module docstring for what is dropped and added);
-    ``extra_headers`` replace same-named ones."""
+    ``extra_headers`` replace same-named ones. With ``target``: the whole head of a request
+    without a body, from the request line to the empty line (one string built, not two)."""
     if len(extra_headers) == 1:  # the usual case: X-Request-Id alone
         replaced: Container[str] = (extra_headers[0][0].lower(),)
     else:
         replaced = {name.lower() for name, _ in extra_headers}
     tokens = connection_tokens(request.connection) if request.connection else None
-    parts = ["host: ", host_header, "\r\n"]
+    if target is None:
+        parts = ["host: ", host_header, "\r\n"]
+    else:
+        parts = [request.method, " ", target, " HTTP/1.1\r\nhost: ", host_header, "\r\n"]
     forwarded_for: str | None = None
     original_host = ""
     upgrade = ""
@@ -249,6 +259,10 @@ def request_head(request: Request, host_header: str, extra_headers: list[tuple[s
         parts.append(name.lower())
         parts.append(": ")
         parts.append(value)
+        parts.append("\r\n")
+    if target is not None:
+        if request.content_length == 0:  # (said by the client: said on)
+            parts.append("content-length: 0\r\n")
         parts.append("\r\n")
     return "".join(parts)
 
@@ -665,7 +679,6 @@ def forward_now(
     to the node ``addr``), without a task: the request is written now and the answer handled
     by the connection's callbacks; ``outcome`` hears how it went (see ``Outcome``)."""
     exchange = Exchange(request, responder, conn, addr, timeouts, on_response, outcome)
-    target = _target(path, request.query)
-    headers = request_head(request, host_header, extra_headers)
-    conn.send(request.method, target, headers, request.content_length, timeouts.read, exchange)
+    head = request_head(request, host_header, extra_headers, _target(path, request.query))
+    conn.send(request.method, head.encode("latin-1"), timeouts.read, exchange)
     responder.on_disconnect(exchange.client_left)

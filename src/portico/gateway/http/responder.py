@@ -133,10 +133,10 @@ class Responder:
         self._head = self._build(status, headers, None, parsed)
 
     def start_lines(self, status: int, lines: list[bytes], declared: int | None) -> None:
-        """``start`` with an upstream's headers as they came, ``name: value\r\n`` each (as
-        llhttp read them: it refuses CR and LF in names and values), relayed without being
-        taken apart: none of them is hop-by-hop nor the tag's name, and ``declared`` is their
-        Content-Length."""
+        """``start`` with an upstream's headers as they came: ``lines`` are the pieces of
+        their wire lines, ``name: value\r\n`` each once joined (as llhttp read them: it
+        refuses CR and LF in names and values), relayed without being taken apart. None of
+        them is hop-by-hop nor the tag's name; ``declared`` is their Content-Length."""
         if self._state != _FRESH:
             raise RuntimeError("response already started")
         keep_alive = self.keep_alive and not self._proto.must_close
