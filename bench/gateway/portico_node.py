@@ -13,6 +13,7 @@ from typing import Any
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.snapshot import content_hash
+from portico.gateway.telemetry import Batch, TelemetryRecorder
 from portico.runner import settle_heap, use_uvloop
 
 HOST = "bench.example.com"
@@ -77,8 +78,16 @@ def snapshot(routes: int, upstream_port: int, plugins: bool) -> dict[str, Any]:
     return document
 
 
+async def _take(batch: Batch) -> None:
+    """The control plane's side of telemetry, which is not what is measured here."""
+
+
 async def main(port: int, routes: int, upstream_port: int, plugins: bool) -> None:
     gateway = Gateway()
+    # every request folded into the telemetry rollups, as a deployed node does
+    telemetry = TelemetryRecorder(_take)
+    gateway.observers.append(telemetry.observe)
+    telemetry.start()
     await gateway.apply(snapshot(routes, upstream_port, plugins))
     server = await serve(gateway.handle, "127.0.0.1", port)
     settle_heap()  # as `portico gateway` does once it is up

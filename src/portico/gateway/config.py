@@ -91,6 +91,9 @@ class RouteRuntime:
     #: the chain's plugins that have a response (header filter) and a log phase
     header_filters: list[PluginRuntime] = field(default_factory=list)
     loggers: list[PluginRuntime] = field(default_factory=list)
+    #: (environment id, API id, route id): what telemetry rolls this route's requests up by,
+    #: read once here (``RequestContext.rollup_key``)
+    rollup_key: tuple[str, str, str] = ("", "", "")
 
     def __post_init__(self) -> None:
         self.header_filters, self.loggers = phase_plugins(p for _, p in self.chain)
@@ -188,7 +191,11 @@ def build_environment(
                     extra={"plugins": unsupported},
                 )
             routes[route.id] = RouteRuntime(
-                route, chain, upstreams.get(route.upstream_id), unsupported
+                route,
+                chain,
+                upstreams.get(route.upstream_id),
+                unsupported,
+                rollup_key=(snapshot.environment_id, route.api_id, route.id),
             )
         consumer_chains = {
             c.username: build_chain(c.plugins, shared)[0] for c in snapshot.consumers

@@ -164,6 +164,8 @@ class RequestContext:
     response_bytes: int = 0
     #: whether the response came from the upstream (False: a plugin or the gateway answered)
     proxied: bool = False
+    #: the route's ``RouteRuntime.rollup_key`` (empty when the context was made elsewhere)
+    rollup_key: tuple[str, str, str] = ("", "", "")
     _upstream_headers: dict[str, str] | None = None
     _remove_upstream_headers: set[str] | None = None
     _response_headers: dict[str, str] | None = None

@@ -299,6 +299,7 @@ class Gateway:
             request_id,
             _clock(),
         )
+        ctx.rollup_key = route.rollup_key
         if not route.chain:
             return self._proxy_now(env, route, route.header_filters, route.loggers, ctx, responder)
         access = AccessPhase(route.chain, ctx.consumer)

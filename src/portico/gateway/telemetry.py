@@ -144,18 +144,12 @@ class TelemetryRecorder:
     # ------------------------------------------------------------------ hot path
 
     def observe(self, env: EnvironmentRuntime, ctx: RequestContext) -> None:
-        route = ctx.route
+        ids = ctx.rollup_key
+        if not ids[0]:
+            ids = (env.snapshot.environment_id, ctx.route.api_id, ctx.route.id)
         consumer = ctx.consumer.username if ctx.consumer is not None else ""
         minute = int(self.now()) // 60 * 60
-        key = (
-            env.snapshot.environment_id,
-            minute,
-            route.api_id,
-            route.id,
-            consumer,
-            ctx.request.method,
-            ctx.status,
-        )
+        key = (ids[0], minute, ids[1], ids[2], consumer, ctx.request.method, ctx.status)
         rollup = self.pending.get(key)
         if rollup is None:
             if len(self.pending) >= self.max_keys:
