@@ -567,9 +567,9 @@ class Exchange:
         "_outcome",
         "_request",
         "_responder",
-        "_started",
         "_timeouts",
         "addr",
+        "started",
     )
 
     def __init__(
@@ -589,7 +589,7 @@ class Exchange:
         self._timeouts = timeouts
         self._on_response = on_response
         self._outcome = outcome
-        self._started = responder.loop.time()
+        self.started = responder.loop.time()
 
     def on_upstream(self) -> None:
         """The connection's news: the head (maybe the whole answer), or a failure."""
@@ -615,7 +615,7 @@ class Exchange:
             return
         try:
             result = _relay_now(
-                responder, response, self._on_response, self.addr, self._started, self._request
+                responder, response, self._on_response, self.addr, self.started, self._request
             )
         except Exception as exc:
             responder.finish(exc)
@@ -632,7 +632,7 @@ class Exchange:
     def _end(self, status: int, error: str, kind: str) -> None:
         self._conclude(
             ProxyResult(
-                status, self.addr, self._responder.loop.time() - self._started, 0, 0, error, kind
+                status, self.addr, self._responder.loop.time() - self.started, 0, 0, error, kind
             )
         )
 
@@ -648,7 +648,7 @@ class Exchange:
     async def _relay_later(self, response: UpstreamResponse) -> None:
         if response.upgraded:
             result = await _tunnel(
-                self._request, self._responder, response, self._timeouts, self.addr, self._started
+                self._request, self._responder, response, self._timeouts, self.addr, self.started
             )
         else:
             result = await _relay(
@@ -656,7 +656,7 @@ class Exchange:
                 response,
                 self._on_response,
                 self.addr,
-                self._started,
+                self.started,
                 self._request,
             )
         self._outcome.done(result)
@@ -680,5 +680,6 @@ def forward_now(
     by the connection's callbacks; ``outcome`` hears how it went (see ``Outcome``)."""
     exchange = Exchange(request, responder, conn, addr, timeouts, on_response, outcome)
     head = request_head(request, host_header, extra_headers, _target(path, request.query))
-    conn.send(request.method, head.encode("latin-1"), timeouts.read, exchange)
+    # (the exchange's start is the read timeout's: one clock reading for both)
+    conn.send(request.method, head.encode("latin-1"), exchange.started + timeouts.read, exchange)
     responder.on_disconnect(exchange.client_left)

@@ -340,18 +340,18 @@ class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._conne
             self.abort()
             raise
 
-    def send(self, method: str, head: bytes, read_timeout: float, listener: Listener) -> None:
+    def send(self, method: str, head: bytes, read_deadline: float, listener: Listener) -> None:
         """Send a request without a body, its ``head`` rendered whole by the caller (request
         line to empty line); ``listener`` hears of the answer (see the module docstring). The
-        read timeout runs from now (a request head this small is not held back by the
-        socket)."""
+        answer is due by ``read_deadline`` (loop time: the read timeout runs from now, a
+        request head this small is not held back by the socket)."""
         self._begin(method)
         self._held = head
         self.pool.outbox.add(self, self.loop)  # (see outbox)
         self.body_sent = True
         self.listener = listener
         self._phase = _READ
-        self.timer.after(read_timeout)
+        self.timer.set(read_deadline)
 
     def _begin(self, method: str) -> None:
         """Start an exchange: the state of the last one reset."""
