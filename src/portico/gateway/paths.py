@@ -59,6 +59,8 @@ _FAST: Final = _PCHAR + "/"
 #: ``str.strip(_FAST)`` searched the 79 characters for each one (measured: 2,000 instructions
 #: a path against 1,000)
 _FAST_PATH: Final = re.compile("[" + re.escape(_FAST) + "]*")
+#: (its bound method, kept: compiled, calling it skips looking the method up per call)
+_FAST_PATH_MATCH: Final = _FAST_PATH.fullmatch
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 #: not allowed raw in a URI, harmless: percent-encoded
 _ENCODED_RAW: Final = frozenset('"<>^`{|}')
@@ -72,7 +74,7 @@ def normalize_path(raw: str) -> str:
         raw.startswith("/")
         and "//" not in raw
         and "/." not in raw
-        and _FAST_PATH.fullmatch(raw) is not None
+        and _FAST_PATH_MATCH(raw) is not None
     ):
         return raw  # only raw pchars and '/', no escape, no empty or dot segment
     if raw[:1] != "/":
