@@ -142,15 +142,18 @@ class LimitCountRuntime(BasePluginRuntime):
         return self._verdict(ctx, admission)
 
     def _verdict(self, ctx: RequestContext, admission: Admission) -> Reply | None:
-        headers: list[tuple[str, str]] = []
-        if self.show_headers:
-            headers = [
-                ("x-ratelimit-limit", self.limit),
-                ("x-ratelimit-remaining", str(admission.remaining)),
-                ("x-ratelimit-reset", str(admission.reset)),
-            ]
         if not admission.allowed:
+            headers: list[tuple[str, str]] = []
+            if self.show_headers:
+                headers = [
+                    ("x-ratelimit-limit", self.limit),
+                    ("x-ratelimit-remaining", str(admission.remaining)),
+                    ("x-ratelimit-reset", str(admission.reset)),
+                ]
             return Reply.error(self.rejected_code, self.message, headers)
-        if headers:
-            ctx.response_headers.update(headers)
+        if self.show_headers:  # (set one by one: no list of pairs made per request)
+            added = ctx.response_headers
+            added["x-ratelimit-limit"] = self.limit
+            added["x-ratelimit-remaining"] = str(admission.remaining)
+            added["x-ratelimit-reset"] = str(admission.reset)
         return None
