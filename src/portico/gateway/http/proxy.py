@@ -114,9 +114,8 @@ class AddedHeaders:
         self, response: UpstreamResponse, tag: tuple[str, str] | None
     ) -> list[bytes] | None:
         """The node's lines and then the headers set, as lines (the pieces to join for the
-        head: see ``Connection.lines``); None when the node sent one
-        of them (it must be taken out: the caller takes the headers apart) or one is the
-        responder's ``tag``."""
+        head: see ``Connection.lines``); None when the node sent one of them (it must be taken
+        out: the caller takes the headers apart) or one is the responder's ``tag``."""
         lines = response.lines
         sizes = response.name_sizes
         head = b""
