@@ -41,6 +41,7 @@ from portico.gateway.http.proxy import (
     AddedHeaders,
     BodyTransform,
     OnResponse,
+    Outcome,
     ProxyResult,
     forward,
     forward_now,
@@ -654,7 +655,7 @@ class AccessPhase:
         return phase_plugins(plugin for _, plugin in self.chain)
 
 
-class Proxied:
+class Proxied(Outcome):
     """A request forwarded by callbacks (``forward_now``): its outcome, once known, is
     accounted and logged as ``_proxy_later`` would (a plain object rather than closures:
     compiled, a closure's captured names cost an allocation on every call of the function

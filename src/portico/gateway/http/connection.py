@@ -31,7 +31,7 @@ import httptools
 
 from .body import EMPTY_BODY, HIGH_WATER, RequestBody
 from .errors import BadRequest, ClientDisconnected, ClientError, PayloadTooLarge, raw_error_response
-from .outbox import Outbox
+from .outbox import Holder, Outbox
 from .request import TAKEN, Handler, HeadError, Limits, Request, RequestHead
 from .responder import Responder
 from .timer import Deadline
@@ -67,7 +67,7 @@ class _Callbacks:
         self.on_message_complete = proto.on_message_complete
 
 
-class HttpProtocol:  # an asyncio.Protocol by its methods (see server.serve)
+class HttpProtocol(Holder):  # an asyncio.Protocol by its methods (see server.serve)
     __slots__ = (
         "_active",
         "_beginning",

@@ -43,7 +43,7 @@ from .upstream import (
     UpstreamTimeout,
     response_of,
 )
-from .upstream_conn import Connection, name_size_bit
+from .upstream_conn import Connection, Listener, name_size_bit
 
 __all__ = [
     "BodyTransform",
@@ -543,19 +543,24 @@ async def _tunnel(
     return ProxyResult(101, upstream_addr, loop.time() - started, sent, received, None)
 
 
-class Outcome(Protocol):
+class Outcome:
     """Who hears how a request forwarded by ``forward_now`` went (one object rather than two
-    callbacks: compiled, each bound method passed would be allocated per request)."""
+    callbacks: compiled, each bound method passed would be allocated per request; a base
+    class rather than a ``Protocol``, so that its methods are direct calls)."""
+
+    __slots__ = ()
 
     def done(self, result: ProxyResult) -> None:
         """The result (from a callback, or from the coroutine the rest continued in)."""
+        raise NotImplementedError
 
     def again(self) -> Coroutine[Any, Any, None]:
         """The coroutine that forwards the request again (the connection turned out to be
         stale)."""
+        raise NotImplementedError
 
 
-class Exchange:
+class Exchange(Listener):
     """One request without a body on an idle pooled connection, driven by callbacks (see
     ``forward_now``). ``outcome`` gets the result; the handler is then finished
     (``finish``)."""

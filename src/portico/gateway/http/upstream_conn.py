@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING, Final, Protocol, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import httptools
 
 from .errors import StaleConnection, UpstreamError, UpstreamReset, UpstreamTimeout
 from .names import HEADER_NAMES, HOP_BY_HOP
+from .outbox import Holder
 from .timer import Deadline
 
 if TYPE_CHECKING:
@@ -41,13 +42,19 @@ _NOTED_SIZES: Final = sum({1 << len(name) for name in _NOTED})
 _REQUEST_ID: Final = b"x-request-id"
 
 
-class Listener(Protocol):
+class Listener:
+    """Who hears of a callback-driven exchange (a base class, not a ``Protocol``: compiled,
+    ``on_upstream`` is then a direct call)."""
+
+    __slots__ = ()
+
     def on_upstream(self) -> None:
         """The head is in (``head_done``; ``done`` if the body came with it), or the exchange
         failed (``error``): called once, after the read that brought it was parsed."""
+        raise NotImplementedError
 
 
-class Connection:  # an asyncio.Protocol by its methods (see UpstreamPool._connect)
+class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPool._connect)
     __slots__ = (
         "_chunks",
         "_drain_waiter",
