@@ -52,6 +52,7 @@ from portico.gateway.balancer_algorithms import (
     SmoothWeightedRoundRobin,
 )
 from portico.gateway.balancer_hashkey import HashKey
+from portico.gateway.http.proxy import node_address
 
 if TYPE_CHECKING:
     from portico.gateway.health import HealthView
@@ -73,8 +74,7 @@ class Node:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.host, self.port, self.weight, self.priority)))
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        object.__setattr__(self, "_address", f"{host}:{self.port}")
+        object.__setattr__(self, "_address", node_address(self.host, self.port))
 
     def __hash__(self) -> int:
         return self._hash

@@ -45,6 +45,7 @@ from portico.gateway.http.proxy import (
     ProxyResult,
     forward,
     forward_now,
+    with_added,
 )
 from portico.gateway.http.request import TAKEN, Taken
 from portico.gateway.http.server import Request, Responder
@@ -403,18 +404,8 @@ class Gateway:
         if not filters:
             if not added:
                 return headers
-            merged: list[tuple[str, str]] = []
-            replaced: set[str] = set()
-            for name, value in added.items():
-                name = name.lower()
-                replaced.add(name)
-                merged.append((name, value))
-            if lower_case:
-                kept = [h for h in headers if h[0] not in replaced]
-            else:
-                kept = [h for h in headers if h[0].lower() not in replaced]
-            kept.extend(merged)
-            return kept
+            pairs = [(name.lower(), value) for name, value in added.items()]
+            return with_added(headers, pairs, lower_case=lower_case)
         seen = ResponseHeaders(headers, lower_case=lower_case)
         if added:
             seen.update(added)

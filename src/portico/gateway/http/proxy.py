@@ -74,6 +74,25 @@ _ADDED_NAMES: Final[dict[str, str]] = {}
 _MAX_ADDED_NAMES: Final = 256
 
 
+def with_added(
+    headers: list[tuple[str, str]], pairs: list[tuple[str, str]], *, lower_case: bool = True
+) -> list[tuple[str, str]]:
+    """``headers`` with ``pairs`` (names lower-cased) set: those of the same names taken out,
+    the pairs after the rest (``lower_case``: ``headers`` names are lower-cased already)."""
+    replaced = {name for name, _ in pairs}
+    if lower_case:
+        kept = [h for h in headers if h[0] not in replaced]
+    else:
+        kept = [h for h in headers if h[0].lower() not in replaced]
+    kept.extend(pairs)
+    return kept
+
+
+def node_address(host: str, port: int) -> str:
+    """``host:port`` (IPv6 in brackets), as nginx's ``$upstream_addr`` writes it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 class AddedHeaders:
     """An ``OnResponse`` that only sets headers on the answer (``pairs``: names lower-cased),
     replacing the node's of the same names: the usual answer gets them as extra lines after
@@ -105,10 +124,7 @@ class AddedHeaders:
     def __call__(
         self, response: UpstreamResponse, headers: list[tuple[str, str]]
     ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
-        replaced = {name for name, _ in self.pairs}
-        kept = [h for h in headers if h[0] not in replaced]
-        kept.extend(self.pairs)
-        return kept, None
+        return with_added(headers, self.pairs), None
 
     def lines_after(
         self, response: UpstreamResponse, tag: tuple[str, str] | None
@@ -166,7 +182,7 @@ class Target(NamedTuple):
 
     @property
     def address(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        return node_address(self.host, self.port)
 
 
 class ProxyResult:
@@ -450,7 +466,7 @@ def _relayed(
 def _start_response(
     responder: Responder, response: UpstreamResponse, on_response: OnResponse | None
 ) -> BodyTransform | None:
-    if (response.connection is None or connection_tokens(response.connection) is None) and (
+    if connection_tokens(response.connection) is None and (
         not response.named_request_id or responder.tag is None
     ):
         # the usual answer: its header lines relayed as they came, never taken apart

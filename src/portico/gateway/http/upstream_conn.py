@@ -33,12 +33,20 @@ _IDLE: Final = 0
 _SEND: Final = 1
 _READ: Final = 2
 _BUSY: Final = 3
+
+
+def name_size_bit(size: int) -> int:
+    """The bit ``Connection.name_sizes`` sets for a header name of ``size`` bytes (61 and
+    more share one: compiled, the mask stays a machine integer)."""
+    return 1 << (size if size < 61 else 61)
+
+
 #: response headers on_header looks at (the rest are only collected)
 _NOTED: Final = HOP_BY_HOP | {"content-length"}
 #: the lengths of their names, as bits (``name_size_bit``): a header of another length is kept
 #: as its line without a look at its name (looking a name up hashes a fresh bytes object:
 #: measured, 450 instructions)
-_NOTED_SIZES: Final = sum({1 << len(name) for name in _NOTED})
+_NOTED_SIZES: Final = sum({name_size_bit(len(name)) for name in _NOTED})
 _REQUEST_ID: Final = b"x-request-id"
 
 
@@ -563,12 +571,6 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         buf = self.upgrade_buf
         self.upgrade_buf = None
         return self.transport, bytes(buf) if buf else b""
-
-
-def name_size_bit(size: int) -> int:
-    """The bit ``Connection.name_sizes`` sets for a header name of ``size`` bytes (61 and
-    more share one: compiled, the mask stays a machine integer)."""
-    return 1 << (size if size < 61 else 61)
 
 
 def header_pairs(lines: list[bytes]) -> list[tuple[str, str]]:
