@@ -23,8 +23,10 @@ R = TypeVar("R", bound=Resource)
 @dataclass
 class ConsumerIndex:
     by_name: dict[str, SnapshotConsumer] = field(default_factory=dict)
-    #: credential lookups: (plugin, indexed value) → consumer, e.g. ("key-auth", sha256 of key)
-    by_credential: dict[tuple[str, str], SnapshotConsumer] = field(default_factory=dict)
+    #: credential lookups: plugin → indexed value → consumer, e.g. "key-auth" → sha256 of the
+    #: key (two string-keyed dicts rather than one keyed by a pair: no tuple to build, hash and
+    #: compare per request; the value's hash is cached when it is a remembered digest)
+    by_credential: dict[str, dict[str, SnapshotConsumer]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, consumers: Sequence[SnapshotConsumer]) -> ConsumerIndex:
@@ -35,12 +37,13 @@ class ConsumerIndex:
                 for field_name in ("key_hash", "key", "username"):
                     value = credential.get(field_name)
                     if isinstance(value, str):
-                        index.by_credential[(plugin, value)] = consumer
+                        index.by_credential.setdefault(plugin, {})[value] = consumer
                         break
         return index
 
     def find(self, plugin: str, value: str) -> SnapshotConsumer | None:
-        return self.by_credential.get((plugin, value))
+        found = self.by_credential.get(plugin)
+        return found.get(value) if found is not None else None
 
 
 class _HttpClient:
