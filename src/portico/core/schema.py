@@ -7,12 +7,37 @@ not an integer, and an unknown field is an error rather than silently dropped.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from portico.core.validation import Loc, invalid
+
+_CONTROL = frozenset(chr(c) for c in (*range(0x20), 0x7F))
+_LINE_BREAKS = frozenset("\t\n\r")
+
+
+def no_control_characters(value: str) -> str:
+    if any(c in _CONTROL for c in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def plain_text(value: str) -> str:
+    """Free text for people: line breaks and tabs are text, other control characters noise
+    (and PostgreSQL text cannot hold NUL)."""
+    if any(c in _CONTROL and c not in _LINE_BREAKS for c in value):
+        raise ValueError("must not contain control characters other than tab and line breaks")
+    return value
+
+
+#: a resource's name as people type and read it: no surrounding blanks, no control characters
+ResourceName = Annotated[
+    str,
+    Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$"),
+    AfterValidator(no_control_characters),
+]
 
 
 class ReadSchema(BaseModel):

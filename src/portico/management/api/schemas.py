@@ -6,36 +6,15 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from portico.core.schema import ReadSchema, WriteSchema
+from portico.core.schema import ReadSchema, ResourceName, WriteSchema, plain_text
 from portico.management.api.models import Api
 from portico.management.api.repository import DeploymentRow
 from portico.management.revision.specs import DESC_MAX_LENGTH
 
-_CONTROL = frozenset(chr(c) for c in (*range(0x20), 0x7F))
-_LINE_BREAKS = frozenset("\t\n\r")
-
-
-def _no_control_characters(value: str) -> str:
-    if any(c in _CONTROL for c in value):
-        raise ValueError("must not contain control characters")
-    return value
-
-
-def _text(value: str) -> str:
-    if any(c in _CONTROL and c not in _LINE_BREAKS for c in value):
-        raise ValueError("must not contain control characters other than tab and line breaks")
-    return value
-
-
-Name = Annotated[
-    str,
-    Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$"),
-    AfterValidator(_no_control_characters),
-]
 # The length is checked by the service, to answer in the seed's words
 # ("desc: must be at most 256 characters long"), which a schema error cannot say.
 Desc = Annotated[
-    str, Field(json_schema_extra={"maxLength": DESC_MAX_LENGTH}), AfterValidator(_text)
+    str, Field(json_schema_extra={"maxLength": DESC_MAX_LENGTH}), AfterValidator(plain_text)
 ]
 
 _NAME = "Unique within the organisation."
@@ -43,12 +22,12 @@ _DESC = f"At most {DESC_MAX_LENGTH} characters."
 
 
 class ApiCreate(WriteSchema):
-    name: Name = Field(description=_NAME)
+    name: ResourceName = Field(description=_NAME)
     desc: Desc = Field("", description=_DESC)
 
 
 class ApiUpdate(WriteSchema):
-    name: Name | None = Field(None, description=_NAME)
+    name: ResourceName | None = Field(None, description=_NAME)
     desc: Desc | None = Field(None, description=_DESC)
 
 

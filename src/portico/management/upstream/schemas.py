@@ -6,32 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from portico.core.schema import ReadSchema, WriteSchema
+from portico.core.schema import ReadSchema, ResourceName, WriteSchema, plain_text
 from portico.management.upstream.specification import UpstreamSpecification
 
-_CONTROL = frozenset(chr(c) for c in (*range(0x20), 0x7F))
-_LINE_BREAKS = frozenset("\t\n\r")
-
-
-def _no_control_characters(value: str) -> str:
-    if any(c in _CONTROL for c in value):
-        raise ValueError("must not contain control characters")
-    return value
-
-
-def _text(value: str) -> str:
-    # PostgreSQL text cannot hold NUL; other control characters than line breaks are noise
-    if any(c in _CONTROL and c not in _LINE_BREAKS for c in value):
-        raise ValueError("must not contain control characters other than tab and line breaks")
-    return value
-
-
-Name = Annotated[
-    str,
-    Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$"),
-    AfterValidator(_no_control_characters),
-]
-Description = Annotated[str, Field(max_length=1000), AfterValidator(_text)]
+Description = Annotated[str, Field(max_length=1000), AfterValidator(plain_text)]
 
 _NAME = "Unique within the environment, e.g. 'orders-backend'."
 _DESCRIPTION = "Free text for people, at most 1000 characters; tabs and line breaks allowed."
@@ -42,7 +20,7 @@ _SPECIFICATION = (
 
 
 class UpstreamCreate(WriteSchema):
-    name: Name = Field(description=_NAME)
+    name: ResourceName = Field(description=_NAME)
     description: Description = Field("", description=_DESCRIPTION)
     specification: UpstreamSpecification = Field(description=_SPECIFICATION)
 
@@ -51,13 +29,13 @@ class UpstreamReplace(WriteSchema):
     """PUT: every field is given; what is omitted inside ``specification`` is reset to its
     default."""
 
-    name: Name = Field(description=_NAME)
+    name: ResourceName = Field(description=_NAME)
     description: Description = Field(description=_DESCRIPTION)
     specification: UpstreamSpecification = Field(description=_SPECIFICATION)
 
 
 class UpstreamUpdate(WriteSchema):
-    name: Name | None = Field(None, description=_NAME)
+    name: ResourceName | None = Field(None, description=_NAME)
     description: Description | None = Field(None, description=_DESCRIPTION)
     specification: UpstreamSpecification | None = Field(
         None,
