@@ -280,6 +280,16 @@ BAD_BODIES: list[tuple[dict[str, Any], str, str | None]] = [
     ({"name": " a", "specification": MINIMAL}, "/name", None),
     ({"name": 5, "specification": MINIMAL}, "/name", "$.name: string expected"),
     ({"name": "a\x00", "specification": MINIMAL}, "/name", None),
+    (
+        {"name": "a\x07b", "specification": MINIMAL},
+        "/name",
+        "$.name: must not contain control characters",
+    ),
+    (
+        {"name": "a", "description": "bell\x07", "specification": MINIMAL},
+        "/description",
+        "$.description: must not contain control characters other than tab and line breaks",
+    ),
     ({"name": "a", "description": "x" * 1001, "specification": MINIMAL}, "/description", None),
     ({"name": "a", "description": None, "specification": MINIMAL}, "/description", None),
     (
