@@ -105,8 +105,12 @@ class Target:
     routes: int
     with_key: bool = False
     process: subprocess.Popen[bytes] | None = None
+    #: the process serving the requests (nginx: its one worker, not the master)
+    serving_pid: int = 0
     rates: list[float] = field(default_factory=list)
     p99s: list[float] = field(default_factory=list)
+    #: CPU time (user + system) the serving process spent per request, in microseconds
+    cpu_us: list[float] = field(default_factory=list)
 
 
 def need(*tools: str) -> None:
@@ -168,10 +172,31 @@ def to_ms(value: str) -> float:
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def run_wrk(target: Target, work: Path, seconds: float) -> tuple[float, float]:
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_wrk(target: Target, work: Path, seconds: float) -> tuple[float, float, float]:
+    """Requests per second, p99 in ms, and CPU microseconds per request of the target."""
     extra = f'wrk.headers["apikey"] = "{KEY}"' if target.with_key else ""
     script = work / f"{target.name}.lua"
     script.write_text(WRK_SCRIPT.format(routes=target.routes, host=HOST, extra=extra))
+    cpu_before = cpu_seconds(target.serving_pid)
     out = subprocess.run(
         [
             "wrk",
@@ -187,12 +212,14 @@ def run_wrk(target: Target, work: Path, seconds: float) -> tuple[float, float]:
         text=True,
         check=True,
     ).stdout
+    cpu = cpu_seconds(target.serving_pid) - cpu_before
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    requests = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     p99 = to_ms(re.search(r"99%\s+([\d.]+\w+)", out).group(1))  # type: ignore[union-attr]
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
         raise SystemExit(f"{target.name}: {errors.group(1)} non-2xx answers\n{out}")
-    return rate, p99
+    return rate, p99, cpu / requests * 1e6
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -231,18 +258,24 @@ def main() -> None:
                 )
             )
             wait_listening(nginx.port)
+            workers = children(processes[-1].pid)
+            if len(workers) != 1:
+                raise SystemExit(f"nginx should run one worker, found {len(workers)}")
+            nginx.serving_pid = workers[0]
             for target in targets[1:]:
                 target.process = start_portico(
                     target.port, target.routes, backend_port, target.with_key
                 )
+                target.serving_pid = target.process.pid
                 processes.append(target.process)
             for target in targets:  # warm-up: connections, caches, the allocator
                 run_wrk(target, work, 1)
             for round_number in range(args.rounds):
                 for target in targets:
-                    rate, p99 = run_wrk(target, work, args.seconds)
+                    rate, p99, cpu_us = run_wrk(target, work, args.seconds)
                     target.rates.append(rate)
                     target.p99s.append(p99)
+                    target.cpu_us.append(cpu_us)
                 print(f"round {round_number + 1}/{args.rounds} done", flush=True)
             big = targets[3]
             assert big.process is not None
@@ -258,10 +291,14 @@ def main() -> None:
 def report(targets: list[Target], rss: float, args: argparse.Namespace) -> None:
     median = {t.name: statistics.median(t.rates) for t in targets}
     p99 = {t.name: statistics.median(t.p99s) for t in targets}
+    cpu = {t.name: statistics.median(t.cpu_us) for t in targets}
     print(f"\nwrk -t1 -c50, {args.rounds} rounds of {args.seconds:g} s, medians:")
-    print(f"{'target':<24}{'req/s':>10}{'p99 ms':>10}")
+    # busy: the share of one core the serving process used (1.00: CPU-bound)
+    print(f"{'target':<24}{'req/s':>10}{'p99 ms':>10}{'CPU us/req':>12}{'busy':>7}")
     for target in targets:
-        print(f"{target.name:<24}{median[target.name]:>10.0f}{p99[target.name]:>10.2f}")
+        name = target.name
+        busy = cpu[name] * median[name] / 1e6
+        print(f"{name:<24}{median[name]:>10.0f}{p99[name]:>10.2f}{cpu[name]:>12.1f}{busy:>7.2f}")
     nginx = median["nginx"]
     rows = [
         ("no plugins / nginx", median["portico-10"] / nginx, 0.6),
@@ -269,9 +306,18 @@ def report(targets: list[Target], rss: float, args: argparse.Namespace) -> None:
         ("10,000 routes / 10 routes", median["portico-10k"] / median["portico-10"], 0.9),
     ]
     print()
-    for label, ratio, target in rows:
-        print(f"{label:<32}{ratio:>6.2f}   (target >= {target})")
+    for label, ratio, goal in rows:
+        print(f"{label:<32}{ratio:>6.2f}   (target >= {goal})")
     print(f"{'peak RSS, 10,000 routes':<32}{rss:>6.0f} MB (target <= 200)")
+    # Requests per CPU-second of the serving process: how much work each request costs, apart
+    # from where the scheduler put wrk, the backend and the proxy on the machine's cores
+    # (nginx's req/s moves with that placement; a proxy that is busy all the time does not).
+    print("\nCPU per request (not a target: the cost of a request, whatever the placement):")
+    for label, name in (
+        ("no plugins", "portico-10"),
+        ("key-auth+limit-count", "portico-10-auth-limit"),
+    ):
+        print(f"{'nginx / Portico, ' + label:<44}{cpu['nginx'] / cpu[name]:>6.2f}")
 
 
 if __name__ == "__main__":
