@@ -128,6 +128,18 @@ class Client:
         self.writer.transport.abort()
 
 
+async def after_a_first(port: int, *then: str) -> list[tuple[int, dict[str, str], bytes]]:
+    """GET /one on a client connection (answered OK: it leaves an idle pooled connection),
+    then each of ``then`` on the same client connection, each forwarded by callbacks on the
+    pooled one when it is there: their answers."""
+    client = await Client.open(port)
+    try:
+        assert (await client.get("/one"))[0] == 200
+        return [await client.get(path) for path in then]
+    finally:
+        client.close()
+
+
 async def ok_first(number: int, writer: asyncio.StreamWriter) -> bool:
     """Answer the connection's first request with OK; whether it was the first."""
     if number == 1:
@@ -173,12 +185,7 @@ async def test_a_stale_pooled_connection_is_replayed_on_a_fresh_one() -> None:
             writer.transport.abort()  # closed by the node as the request arrived: nothing read
 
     async with gateway_to(answer) as (port, backend, outcomes, _):
-        client = await Client.open(port)
-        try:
-            assert (await client.get("/one"))[0] == 200
-            status, _, body = await client.get("/two")
-        finally:
-            client.close()
+        [(status, _, body)] = await after_a_first(port, "/two")
     assert (status, body) == (200, b"first")
     assert backend.connections == 2
     assert [head.split(b" ")[1] for head in backend.heads] == [b"/one", b"/two", b"/two"]
@@ -191,13 +198,8 @@ async def test_an_invalid_answer_on_a_pooled_connection_is_a_502() -> None:
             writer.write(b"HTTP/1.1 abc nonsense\r\n\r\n")
 
     async with gateway_to(answer) as (port, backend, outcomes, _):
-        client = await Client.open(port)
-        try:
-            await client.get("/one")
-            status, _, body = await client.get("/two")
-            assert (await client.get("/three"))[0] == 200  # on a fresh connection
-        finally:
-            client.close()
+        (status, _, body), then = await after_a_first(port, "/two", "/three")
+    assert then[0] == 200  # on a fresh connection
     assert status == 502 and b"502" in body
     assert outcomes.seen[1].status == 502 and not outcomes.seen[1].proxied
     assert backend.connections == 2
@@ -209,12 +211,7 @@ async def test_a_pooled_connection_that_does_not_answer_in_time_is_a_504() -> No
             await asyncio.sleep(30)
 
     async with gateway_to(answer, timeout={"read": 0.3}) as (port, _, outcomes, gw):
-        client = await Client.open(port)
-        try:
-            await client.get("/one")
-            status, headers, _ = await client.get("/two")
-        finally:
-            client.close()
+        [(status, headers, _)] = await after_a_first(port, "/two")
         assert (
             gw.pool.idle_count("127.0.0.1", int(outcomes.seen[0].upstream_addr.split(":")[1])) == 0
         )
@@ -260,13 +257,8 @@ async def test_a_large_answer_on_a_pooled_connection_is_streamed_whole() -> None
                 await asyncio.sleep(0.01)
 
     async with gateway_to(answer) as (port, backend, outcomes, _):
-        client = await Client.open(port)
-        try:
-            await client.get("/one")
-            status, _, body = await client.get("/two")
-            assert (await client.get("/three"))[0] == 200  # still in order after the stream
-        finally:
-            client.close()
+        (status, _, body), then = await after_a_first(port, "/two", "/three")
+    assert then[0] == 200  # still in order after the stream
     assert status == 200
     assert hashlib.sha256(body).digest() == hashlib.sha256(payload).digest()
     assert outcomes.seen[1].response_bytes == len(payload)
@@ -333,12 +325,7 @@ async def test_an_upstream_header_with_a_line_break_is_never_relayed(header: byt
             writer.write(b"HTTP/1.1 200 OK\r\n" + header + b"\r\ncontent-length: 2\r\n\r\nhi")
 
     async with gateway_to(answer) as (port, _, outcomes, _gw):
-        client = await Client.open(port)
-        try:
-            await client.get("/one")
-            status, headers, _ = await client.get("/two")
-        finally:
-            client.close()
+        [(status, headers, _)] = await after_a_first(port, "/two")
     assert status == 502 and "x-injected" not in headers
     assert outcomes.seen[1].status == 502
 
