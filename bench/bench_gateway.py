@@ -173,6 +173,7 @@ def to_ms(value: str) -> float:
 
 
 def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -309,10 +310,10 @@ def report(targets: list[Target], rss: float, args: argparse.Namespace) -> None:
     for label, ratio, goal in rows:
         print(f"{label:<32}{ratio:>6.2f}   (target >= {goal})")
     print(f"{'peak RSS, 10,000 routes':<32}{rss:>6.0f} MB (target <= 200)")
-    # Requests per CPU-second of the serving process: how much work each request costs, apart
-    # from where the scheduler put wrk, the backend and the proxy on the machine's cores
+    # CPU per request of the serving process: what each request costs, far less moved than
+    # req/s by where the scheduler puts wrk, the backend and the proxy on the machine's cores
     # (nginx's req/s moves with that placement; a proxy that is busy all the time does not).
-    print("\nCPU per request (not a target: the cost of a request, whatever the placement):")
+    print("\nCPU per request (not a target: the cost of a request, less moved by placement):")
     for label, name in (
         ("no plugins", "portico-10"),
         ("key-auth+limit-count", "portico-10-auth-limit"),

@@ -25,7 +25,7 @@ class ConsumerIndex:
     by_name: dict[str, SnapshotConsumer] = field(default_factory=dict)
     #: credential lookups: plugin → indexed value → consumer, e.g. "key-auth" → sha256 of the
     #: key (two string-keyed dicts rather than one keyed by a pair: no tuple to build, hash and
-    #: compare per request; the value's hash is cached when it is a remembered digest)
+    #: compare per authenticated request)
     by_credential: dict[str, dict[str, SnapshotConsumer]] = field(default_factory=dict)
 
     @classmethod
