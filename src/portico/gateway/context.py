@@ -164,7 +164,7 @@ class RequestContext:
     response_bytes: int = 0
     #: whether the response came from the upstream (False: a plugin or the gateway answered)
     proxied: bool = False
-    #: the route's ``RouteRuntime.rollup_key`` (empty when the context was made elsewhere)
+    #: the route's ``RouteRuntime.rollup_key`` (set by ``Gateway.handle``, which makes it)
     rollup_key: tuple[str, str, str] = ("", "", "")
     _upstream_headers: dict[str, str] | None = None
     _remove_upstream_headers: set[str] | None = None

@@ -145,8 +145,6 @@ class TelemetryRecorder:
 
     def observe(self, env: EnvironmentRuntime, ctx: RequestContext) -> None:
         ids = ctx.rollup_key
-        if not ids[0]:
-            ids = (env.snapshot.environment_id, ctx.route.api_id, ctx.route.id)
         consumer = ctx.consumer.username if ctx.consumer is not None else ""
         minute = int(self.now()) // 60 * 60
         key = (ids[0], minute, ids[1], ids[2], consumer, ctx.request.method, ctx.status)

@@ -332,21 +332,24 @@ class Responder:
         tag_size = len(tag_name) or -1
         for name, value in headers:
             size = len(name)
-            # (parsed: llhttp's names came lower-cased through the parser callbacks)
-            if size == tag_size and (name if parsed else name.lower()) == tag_name:
-                continue
-            if size == 14 and (name if parsed else name.lower()) == "content-length":
-                if length is not None:
-                    continue  # send() frames the body it was given
-                if not value.isdigit() or not value.isascii():
-                    raise ValueError(f"invalid content-length {value!r}")
-                declared = int(value)
-            elif size == 17 and (name if parsed else name.lower()) == "transfer-encoding":
-                continue
-            elif size == 10 and (name if parsed else name.lower()) == "connection":
-                own_connection = True
-                if "close" in value.lower():
-                    keep_alive = False
+            if size == tag_size or size == 14 or size == 17 or size == 10:
+                # the length of a name handled here: compared lower-cased (parsed: llhttp's
+                # names came lower-cased through the parser callbacks)
+                key = name if parsed else name.lower()
+                if key == tag_name:
+                    continue
+                if key == "content-length":
+                    if length is not None:
+                        continue  # send() frames the body it was given
+                    if not value.isdigit() or not value.isascii():
+                        raise ValueError(f"invalid content-length {value!r}")
+                    declared = int(value)
+                elif key == "transfer-encoding":
+                    continue
+                elif key == "connection":
+                    own_connection = True
+                    if "close" in value.lower():
+                        keep_alive = False
             parts.append(name)  # (four appends: no tuple per header)
             parts.append(": ")
             parts.append(value)

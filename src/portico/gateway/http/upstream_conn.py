@@ -131,18 +131,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
 
     def _reset(self) -> None:
         self.status = 0
-        #: the headers passed on, as the pieces of their wire lines: name, ``b": "``, value,
-        #: ``b"\r\n"`` for each (llhttp checked them; hop-by-hop ones left out), relayed
-        #: joined as they are (see ``header_pairs``)
-        self.lines: list[bytes] = []
-        self.named_request_id = False  # one of them is X-Request-Id
-        #: the lengths of their names, as bits (``name_size_bit``): a header someone would
-        #: set in their place can only be among them if its name's length is
-        self.name_sizes = 0
-        self.connection: str | None = None
-        self.upgrade: str | None = None
-        self.content_length: int | None = None
-        self.chunked = False
+        self._forget_head()
         self.keep_alive = False
         self.head_done = False
         self.done = False
@@ -156,6 +145,22 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         self._head_only = False
         self._head_bytes = 0
         self._head_size = 0
+
+    def _forget_head(self) -> None:
+        """What is known of a response head: nothing yet (a new exchange, or after an interim
+        answer)."""
+        #: the headers passed on, as the pieces of their wire lines: name, ``b": "``, value,
+        #: ``b"\r\n"`` for each (llhttp checked them; hop-by-hop ones left out), relayed
+        #: joined as they are (see ``header_pairs``)
+        self.lines: list[bytes] = []
+        self.named_request_id = False  # one of them is X-Request-Id
+        #: the lengths of their names, as bits (``name_size_bit``): a header someone would
+        #: set in their place can only be among them if its name's length is
+        self.name_sizes = 0
+        self.connection: str | None = None
+        self.upgrade: str | None = None
+        self.content_length: int | None = None
+        self.chunked = False
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
@@ -276,12 +281,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         status = parser.get_status_code()
         if 100 <= status < 200 and status != 101:
             self._informational = True  # 100 Continue, 103 Early Hints: wait for the real one
-            self.content_length = None
-            self.chunked = False
-            self.lines = []
-            self.named_request_id = False
-            self.name_sizes = 0
-            self.connection = self.upgrade = None
+            self._forget_head()
             return
         if self._head_size > MAX_HEAD_BYTES:
             self.error = UpstreamReset("upstream sent too big a header")
