@@ -232,9 +232,8 @@ async def test_big_response_is_streamed_not_buffered(
     try:
         writer.write(b"GET /_big?size=%d HTTP/1.1\r\nHost: h\r\n\r\n" % size)
         head = await read_head(reader)
-        assert (
-            b"content-length: %d" % size in head.lower()
-        )  # (names relayed as the node wrote them)
+        # (names are relayed as the node wrote them)
+        assert b"content-length: %d" % size in head.lower()
         received = 0
         while received < size:
             chunk = await reader.read(256 * 1024)
