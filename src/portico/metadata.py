@@ -3,14 +3,17 @@
 from portico.core import account, audit, jobs, outbox, refresh
 from portico.core.db.base import Base
 from portico.management.api import models as api_models
+from portico.management.app import models as app_models
 from portico.management.consumer import models as consumer_models
 from portico.management.dataplane import models as dataplane_models
 from portico.management.deployment import models as deployment_models
+from portico.management.developer import models as developer_models
 from portico.management.environment import models as environment_models
 from portico.management.group import models as group_models
 from portico.management.identity_provider import models as idp_models
 from portico.management.org import models as org_models
 from portico.management.plugin import models as plugin_models
+from portico.management.product import models as product_models
 from portico.management.revision import models as revision_models
 from portico.management.role import models as role_models
 from portico.management.telemetry import models as telemetry_models
@@ -25,10 +28,12 @@ metadata = Base.metadata
 __all__ = [
     "account",
     "api_models",
+    "app_models",
     "audit",
     "consumer_models",
     "dataplane_models",
     "deployment_models",
+    "developer_models",
     "environment_models",
     "group_models",
     "idp_models",
@@ -40,6 +45,7 @@ __all__ = [
     "org_models",
     "outbox",
     "plugin_models",
+    "product_models",
     "refresh",
     "revision_models",
     "role_models",

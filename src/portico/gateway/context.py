@@ -30,7 +30,7 @@ from mypy_extensions import mypyc_attr
 
 if TYPE_CHECKING:
     from portico.gateway.http.server import Request
-    from portico.gateway.snapshot import SnapshotConsumer, SnapshotRoute
+    from portico.gateway.snapshot import SnapshotConsumer, SnapshotProduct, SnapshotRoute
 
 
 class Reply:
@@ -154,6 +154,8 @@ class RequestContext:
     to see whether any plugin did."""
 
     consumer: SnapshotConsumer | None = None
+    #: the product whose quota metered the request (set by product-quota), for telemetry
+    product: SnapshotProduct | None = None
     upstream_path: str | None = None
     status: int = 0
     # the outcome, for the log phase

@@ -56,6 +56,40 @@ class SnapshotUpstream(_Frozen):
     specification: dict[str, Any]
 
 
+class RetiringCredential(_Frozen):
+    """A credential replaced by a rotation that still works until ``expires_at``."""
+
+    plugin: str
+    credential: dict[str, Any]
+    expires_at: float = Field(description="Epoch seconds after which it no longer works.")
+
+
+class SnapshotQuota(_Frozen):
+    limit: int = Field(description="Requests per window; -1: unlimited.")
+    interval: int
+    interval_unit: Literal["second", "minute", "hour", "day", "month"]
+    key_scope: Literal["app", "developer"] = "app"
+
+
+class SnapshotProduct(_Frozen):
+    """A product deployed in the environment: the APIs it covers and its quota."""
+
+    id: str
+    name: str
+    api_ids: list[str]
+    quota: SnapshotQuota | None = Field(description="None: traffic is refused (403).")
+
+
+class SnapshotApp(_Frozen):
+    """The developer app that owns a consumer."""
+
+    id: str
+    name: str
+    developer_id: str
+    developer_email: str
+    product_ids: list[str] = Field(description="The app's products, lowest rank first.")
+
+
 class SnapshotConsumer(_Frozen):
     id: str
     username: str
@@ -63,6 +97,10 @@ class SnapshotConsumer(_Frozen):
         default_factory=dict, description="Authentication plugin name → credential."
     )
     plugins: list[PluginAttachment] = Field(default_factory=list)
+    retiring: list[RetiringCredential] = Field(
+        default_factory=list, description="Rotated-out credentials still in their grace period."
+    )
+    app: SnapshotApp | None = Field(None, description="The app owning this consumer, if any.")
 
 
 class EnvironmentSnapshot(_Frozen):
@@ -77,6 +115,9 @@ class EnvironmentSnapshot(_Frozen):
     upstreams: dict[str, SnapshotUpstream]
     consumers: list[SnapshotConsumer]
     global_plugins: list[PluginAttachment]
+    products: list[SnapshotProduct] = Field(
+        default_factory=list, description="Products deployed in the environment."
+    )
 
 
 _UNHASHED = frozenset({"version", "content_hash", "generated_at"})

@@ -24,6 +24,9 @@ class Consumer(IdMixin, TimestampMixin, Base):
     #: as APISIX keeps them: credentials (secrets hashed or encrypted, see credentials.py) and
     #: consumer-scope plugin configurations, by plugin name
     plugins: Mapped[dict[str, Any]] = mapped_column(json_type(), default=dict)
+    #: credentials replaced by a rotation that still work for a while:
+    #: [{"plugin", "credential" (stored form), "expires_at" (ISO 8601)}]
+    retiring: Mapped[list[dict[str, Any]]] = mapped_column(json_type(), default=list)
 
     @property
     def public_plugins(self) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""Apps: a developer's credential set in one environment, subscribed to products."""

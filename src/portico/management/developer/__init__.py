@@ -1,0 +1,1 @@
+"""Developers: people outside the organisation who own apps."""

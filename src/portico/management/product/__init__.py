@@ -1,0 +1,1 @@
+"""Products: bundles of APIs with a quota, deployed per environment."""
