@@ -5,6 +5,7 @@ One nginx backend (one worker, a fixed 200 answer) serves both proxies:
 * nginx as a reverse proxy (one worker, upstream keep-alive), the reference;
 * Portico's gateway (one process, uvloop) with 10 routes, no plugins;
 * the same with key-auth + limit-count on every route;
+* the same with key-auth + product-quota on every route (an app whose product covers them);
 * the same with 10,000 routes.
 
 wrk (one thread, 50 connections) spreads its requests over the routes with a Lua script. The
@@ -13,7 +14,8 @@ median of the rounds is printed. Peak RSS of the 10,000-route gateway is read fr
 /proc/<pid>/status (VmHWM).
 
 Targets from the gateway issue: no plugins >= 0.6 of nginx; key-auth + limit-count >= 0.5;
-10,000 routes >= 0.9 of 10 routes; RSS <= 200 MB.
+10,000 routes >= 0.9 of 10 routes; RSS <= 200 MB. From the products issue: key-auth +
+product-quota >= 0.9 of key-auth + limit-count (the same work: one lookup, one counter).
 
     make bench        (installs wrk and nginx-light through apt when run as root)
     .venv/bin/python bench/bench_gateway.py [--rounds 3] [--seconds 5]
@@ -103,7 +105,7 @@ class Target:
     name: str
     port: int
     routes: int
-    with_key: bool = False
+    plugins: str = ""  # "", "limit" or "quota" (portico_node.py's --plugins)
     process: subprocess.Popen[bytes] | None = None
     #: the process serving the requests (nginx: its one worker, not the master)
     serving_pid: int = 0
@@ -130,7 +132,7 @@ def start_nginx(work: Path, name: str, config: str) -> subprocess.Popen[bytes]:
     )
 
 
-def start_portico(port: int, routes: int, backend: int, plugins: bool) -> subprocess.Popen[bytes]:
+def start_portico(port: int, routes: int, backend: int, plugins: str) -> subprocess.Popen[bytes]:
     args = [
         sys.executable,
         str(HERE / "gateway" / "portico_node.py"),
@@ -142,7 +144,7 @@ def start_portico(port: int, routes: int, backend: int, plugins: bool) -> subpro
         str(backend),
     ]
     if plugins:
-        args.append("--plugins")
+        args += ["--plugins", plugins]
     env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert process.stdout is not None
@@ -194,7 +196,7 @@ def cpu_seconds(pid: int) -> float:
 
 def run_wrk(target: Target, work: Path, seconds: float) -> tuple[float, float, float]:
     """Requests per second, p99 in ms, and CPU microseconds per request of the target."""
-    extra = f'wrk.headers["apikey"] = "{KEY}"' if target.with_key else ""
+    extra = f'wrk.headers["apikey"] = "{KEY}"' if target.plugins else ""
     script = work / f"{target.name}.lua"
     script.write_text(WRK_SCRIPT.format(routes=target.routes, host=HOST, extra=extra))
     cpu_before = cpu_seconds(target.serving_pid)
@@ -245,8 +247,9 @@ def main() -> None:
         targets = [
             Target("nginx", free_port(), 10),
             Target("portico-10", free_port(), 10),
-            Target("portico-10-auth-limit", free_port(), 10, with_key=True),
+            Target("portico-10-auth-limit", free_port(), 10, plugins="limit"),
             Target("portico-10k", free_port(), 10_000),
+            Target("portico-10-auth-quota", free_port(), 10, plugins="quota"),
         ]
         try:
             wait_listening(backend_port)
@@ -265,7 +268,7 @@ def main() -> None:
             nginx.serving_pid = workers[0]
             for target in targets[1:]:
                 target.process = start_portico(
-                    target.port, target.routes, backend_port, target.with_key
+                    target.port, target.routes, backend_port, target.plugins
                 )
                 target.serving_pid = target.process.pid
                 processes.append(target.process)
@@ -305,6 +308,11 @@ def report(targets: list[Target], rss: float, args: argparse.Namespace) -> None:
         ("no plugins / nginx", median["portico-10"] / nginx, 0.6),
         ("key-auth+limit-count / nginx", median["portico-10-auth-limit"] / nginx, 0.5),
         ("10,000 routes / 10 routes", median["portico-10k"] / median["portico-10"], 0.9),
+        (
+            "key-auth+product-quota / +limit-count",
+            median["portico-10-auth-quota"] / median["portico-10-auth-limit"],
+            0.9,
+        ),
     ]
     print()
     for label, ratio, goal in rows:
@@ -317,6 +325,7 @@ def report(targets: list[Target], rss: float, args: argparse.Namespace) -> None:
     for label, name in (
         ("no plugins", "portico-10"),
         ("key-auth+limit-count", "portico-10-auth-limit"),
+        ("key-auth+product-quota", "portico-10-auth-quota"),
     ):
         print(f"{'nginx / Portico, ' + label:<44}{cpu['nginx'] / cpu[name]:>6.2f}")
 

@@ -1,5 +1,7 @@
 """A Portico gateway process for the wrk benchmark: one environment, ``--routes`` prefix
-routes to one upstream, optionally key-auth + limit-count on every route. Serves on
+routes to one upstream, optionally key-auth + limit-count (``--plugins limit``) or key-auth +
+product-quota (``--plugins quota``: the consumer is an app whose product covers every API)
+on every route. Serves on
 ``--port`` with uvloop until killed. Not a benchmark by itself (bench_gateway.py drives it).
 """
 
@@ -20,9 +22,9 @@ HOST = "bench.example.com"
 KEY = "bench-key-0123456789"
 
 
-def snapshot(routes: int, upstream_port: int, plugins: bool) -> dict[str, Any]:
+def snapshot(routes: int, upstream_port: int, plugins: str) -> dict[str, Any]:
     attached: list[dict[str, Any]] = []
-    if plugins:
+    if plugins == "limit":
         attached = [
             {"name": "key-auth", "scope": "service", "order": 100, "config": {}},
             {
@@ -31,6 +33,11 @@ def snapshot(routes: int, upstream_port: int, plugins: bool) -> dict[str, Any]:
                 "order": 210,
                 "config": {"count": 1_000_000_000, "time_window": 60},
             },
+        ]
+    elif plugins == "quota":
+        attached = [
+            {"name": "key-auth", "scope": "service", "order": 100, "config": {}},
+            {"name": "product-quota", "scope": "route", "order": 230, "config": {}},
         ]
     document: dict[str, Any] = {
         "version": 1,
@@ -70,9 +77,29 @@ def snapshot(routes: int, upstream_port: int, plugins: bool) -> dict[str, Any]:
                 "username": "bench",
                 "credentials": {"key-auth": {"key_hash": hashlib.sha256(KEY.encode()).hexdigest()}},
                 "plugins": [],
+                "app": {
+                    "id": "a1",
+                    "name": "bench-app",
+                    "developer_id": "d1",
+                    "developer_email": "bench@example.com",
+                    "product_ids": ["p1"],
+                },
             }
         ],
         "global_plugins": [],
+        "products": [
+            {
+                "id": "p1",
+                "name": "bench-product",
+                "api_ids": sorted({f"api{i // 100}" for i in range(routes)}),
+                "quota": {
+                    "limit": 1_000_000_000,
+                    "interval": 1,
+                    "interval_unit": "minute",
+                    "key_scope": "app",
+                },
+            }
+        ],
     }
     document["content_hash"] = content_hash(document)
     return document
@@ -82,7 +109,7 @@ async def _take(batch: Batch) -> None:
     """The control plane's side of telemetry, which is not what is measured here."""
 
 
-async def main(port: int, routes: int, upstream_port: int, plugins: bool) -> None:
+async def main(port: int, routes: int, upstream_port: int, plugins: str) -> None:
     gateway = Gateway()
     # every request folded into the telemetry rollups, as a deployed node does
     telemetry = TelemetryRecorder(_take)
@@ -101,7 +128,7 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--routes", type=int, default=10)
     parser.add_argument("--upstream-port", type=int, required=True)
-    parser.add_argument("--plugins", action="store_true")
+    parser.add_argument("--plugins", choices=("", "limit", "quota"), default="")
     args = parser.parse_args()
     use_uvloop()
     asyncio.run(main(args.port, args.routes, args.upstream_port, args.plugins))

@@ -47,6 +47,7 @@ MODULES = (
     "portico.gateway.telemetry",
     "portico.gateway.plugins.key_auth_runtime",
     "portico.gateway.plugins.limit_count_runtime",
+    "portico.gateway.plugins.product_quota_runtime",
     "portico.gateway.http.body",
     "portico.gateway.http.connection",
     "portico.gateway.http.errors",

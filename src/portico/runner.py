@@ -61,6 +61,7 @@ def gateway_options(settings: Settings) -> GatewayOptions:
         egress_allow=tuple(settings.gateway_egress_allow),
         trusted_proxies=tuple(settings.gateway_trusted_proxies),
         cache_dir=settings.data_dir / "cache",
+        quota_redis_url=settings.redis_url,
     )
 
 

@@ -82,7 +82,12 @@ class Settings(BaseSettings):
     bootstrap_admin_email: str = "admin@example.com"
     bootstrap_admin_password: SecretStr | None = None
     bootstrap_org_name: str = "Default"
-    redis_url: str = ""
+    redis_url: str = Field(
+        "",
+        description="Redis shared by the gateway nodes of an environment: product-quota "
+        "counts there, so that N nodes together admit exactly a product's limit; empty: "
+        "each node counts alone.",
+    )
     smtp_url: str = Field(
         "",
         description="Outgoing mail: smtp://user:pass@host:port (?starttls=1 to require "

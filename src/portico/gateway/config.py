@@ -171,7 +171,7 @@ def build_environment(
     caller starts them once the runtime is in service)."""
     try:
         snapshot = EnvironmentSnapshot.model_validate(document)
-        consumers = ConsumerIndex.build(snapshot.consumers)
+        consumers = ConsumerIndex.build(snapshot.consumers, snapshot.products)
         shared = services(snapshot.environment_id, consumers)
         fresh: list[HealthChecker] = []
         upstreams: dict[str, UpstreamRuntime] = {}

@@ -81,16 +81,21 @@ class LocalCounters:
 
     def hit(self, key: str, limit: int, window: int, now: float) -> Admission:
         start = int(now // window) * window
+        return self.hit_within(key, limit, start, start + window, now)
+
+    def hit_within(self, key: str, limit: int, start: int, end: int, now: float) -> Admission:
+        """Count one request against ``key`` in the window ``[start, end)`` (epoch seconds;
+        calendar windows such as months are not multiples of a fixed length)."""
         current_start, count = self._windows.get(key, (start, 0))
         if current_start != start:
             count = 0
         if count >= limit:
-            return Admission(False, 0, start + window - int(now))
+            return Admission(False, 0, end - int(now))
         count += 1
         if len(self._windows) >= self._max_keys and key not in self._windows:
             self._evict(start)
         self._windows[key] = (start, count)
-        return Admission(True, limit - count, start + window - int(now))
+        return Admission(True, limit - count, end - int(now))
 
     def _evict(self, start: int) -> None:
         """Drop finished windows; if every window is current, drop the oldest half (a flood

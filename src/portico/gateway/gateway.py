@@ -217,6 +217,7 @@ class Gateway:
             cache_dir=self.options.cache_dir,
             node_id=self.options.node_id,
             now=self.now,
+            quota_redis_url=self.options.quota_redis_url,
         )
 
     async def apply(self, document: Mapping[str, Any]) -> EnvironmentRuntime:

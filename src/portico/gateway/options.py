@@ -23,6 +23,9 @@ class GatewayOptions:
     trusted_proxies: tuple[str, ...] = ()
     #: where proxy-cache's disk strategy keeps its files
     cache_dir: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "portico-cache")
+    #: Redis where product-quota counts, shared by every node of an environment (so that N
+    #: nodes together admit exactly a product's limit); empty: each node counts alone
+    quota_redis_url: str = ""
 
     def egress(self) -> EgressGuard:
         return EgressGuard.allowing(self.egress_allow)

@@ -4,10 +4,10 @@ by credential), counters, the clock, and the gateway's long-lived resources."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -15,35 +15,67 @@ from portico.gateway.counters import LocalCounters
 from portico.gateway.egress import EgressGuard
 from portico.gateway.resources import Resource, SharedResources
 from portico.gateway.sealing import SecretBox
-from portico.gateway.snapshot import SnapshotConsumer
+from portico.gateway.snapshot import SnapshotConsumer, SnapshotProduct
 
 R = TypeVar("R", bound=Resource)
 
 
 @dataclass
 class ConsumerIndex:
+    """Who may call, as one environment's snapshot says: consumers by name and by credential,
+    rotated-out credentials still in their grace period, and the products deployed there
+    (what an app's consumer may use)."""
+
     by_name: dict[str, SnapshotConsumer] = field(default_factory=dict)
     #: credential lookups: plugin → indexed value → consumer, e.g. "key-auth" → sha256 of the
     #: key (two string-keyed dicts rather than one keyed by a pair: no tuple to build, hash and
     #: compare per authenticated request)
     by_credential: dict[str, dict[str, SnapshotConsumer]] = field(default_factory=dict)
+    #: rotated-out credentials: plugin → indexed value → (consumer, epoch seconds it expires)
+    retiring: dict[str, dict[str, tuple[SnapshotConsumer, float]]] = field(default_factory=dict)
+    products: dict[str, SnapshotProduct] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, consumers: Sequence[SnapshotConsumer]) -> ConsumerIndex:
+    def build(
+        cls,
+        consumers: Sequence[SnapshotConsumer],
+        products: Sequence[SnapshotProduct] = (),
+    ) -> ConsumerIndex:
         index = cls()
         for consumer in consumers:
             index.by_name[consumer.username] = consumer
             for plugin, credential in consumer.credentials.items():
-                for field_name in ("key_hash", "key", "username"):
-                    value = credential.get(field_name)
-                    if isinstance(value, str):
-                        index.by_credential.setdefault(plugin, {})[value] = consumer
-                        break
+                value = _indexed_value(credential)
+                if value is not None:
+                    index.by_credential.setdefault(plugin, {})[value] = consumer
+            for old in consumer.retiring:
+                value = _indexed_value(old.credential)
+                if value is not None:
+                    entry = (consumer, old.expires_at)
+                    index.retiring.setdefault(old.plugin, {})[value] = entry
+        index.products = {product.id: product for product in products}
         return index
 
     def find(self, plugin: str, value: str) -> SnapshotConsumer | None:
         found = self.by_credential.get(plugin)
         return found.get(value) if found is not None else None
+
+    def find_retiring(self, plugin: str, value: str, now: float) -> SnapshotConsumer | None:
+        """The consumer whose rotated-out credential this is, while its grace period lasts
+        (asked only after ``find`` found nothing, so current credentials pay nothing)."""
+        found = self.retiring.get(plugin)
+        entry = found.get(value) if found is not None else None
+        if entry is None or now >= entry[1]:
+            return None
+        return entry[0]
+
+
+def _indexed_value(credential: Mapping[str, Any]) -> str | None:
+    for field_name in ("key_hash", "key", "username"):
+        value = credential.get(field_name)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 class _HttpClient:
@@ -68,6 +100,9 @@ class RuntimeServices:
     resources: SharedResources = field(default_factory=SharedResources)
     cache_dir: Path = Path("var/cache")
     node_id: str = ""
+    #: Redis where product-quota counts (the node's configuration, shared by every node of
+    #: the environment); empty: counted in this process
+    quota_redis_url: str = ""
 
     def shared(self, kind: str, key: str, factory: Callable[[], R]) -> R:
         """A resource that outlives this configuration (see ``gateway.resources``)."""

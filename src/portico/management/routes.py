@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from portico.management.api.endpoints import router as api_router
 from portico.management.api.import_endpoints import router as api_import_router
+from portico.management.app.endpoints import router as app_router
 from portico.management.audit_log.endpoints import router as audit_log_router
 from portico.management.auth.endpoints import router as auth_router
 from portico.management.consumer.endpoints import router as consumer_router
@@ -37,6 +38,7 @@ ROUTERS = (
     deployment_router,
     plugin_router,
     consumer_router,
+    app_router,
     dataplane_router,
     telemetry_router,
     audit_log_router,

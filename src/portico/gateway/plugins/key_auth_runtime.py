@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from typing import Final, Protocol
 
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
@@ -41,6 +42,7 @@ class KeyAuthRuntime(BasePluginRuntime):
         self.query = config.query
         self.hidden = config.header.lower() if config.hide_credentials else ""
         self.consumers: ConsumerIndex = services.consumers
+        self.now: Callable[[], float] = services.now
 
     def access(self, ctx: RequestContext) -> Reply | None:
         key = ctx.header(self.header) or ctx.arg(self.query)
@@ -50,7 +52,10 @@ class KeyAuthRuntime(BasePluginRuntime):
         consumer = self.consumers.find("key-auth", digest)
         stored = consumer.credentials["key-auth"].get("key_hash", "") if consumer else ""
         if consumer is None or not _compare_digest(str(stored), digest):
-            return Reply.error(401, "Invalid API key in request")
+            # a key replaced by a rotation works until its grace period ends
+            consumer = self.consumers.find_retiring("key-auth", digest, self.now())
+            if consumer is None:
+                return Reply.error(401, "Invalid API key in request")
         ctx.consumer = consumer
         if self.hidden:
             ctx.remove_upstream_headers.add(self.hidden)

@@ -1,47 +1,29 @@
 """product-quota: enforce the quota of the API product an app subscribed to.
 
 The quota itself (``limit`` per ``interval`` ``interval_unit``, a fixed calendar window,
-``-1`` for unlimited) belongs to the product and is read at run time from the snapshot; this
-config only says how refusals look and where the counters live.
+``-1`` for unlimited) belongs to the product and reaches the gateway in the environment's
+snapshot; the attachment only says what happens when the counters cannot be reached. Where
+counters live is the node's configuration (``PORTICO_REDIS_URL``): with more than one node it
+must be Redis, so that the nodes together admit exactly the limit.
 """
 
 from __future__ import annotations
 
-from typing import Self
+import dataclasses
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from portico.core.validation import invalid
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.limit_count import Policy, RedisUrl
+from portico.gateway.plugins.product_quota_runtime import ProductQuotaRuntime
 
 
 class ProductQuotaConfig(PluginConfig):
-    rejected_code: int = Field(
-        429,
-        ge=200,
-        le=599,
-        description='Status when the quota is used up (body {"error":"quota exceeded"}).',
+    error_policy: Literal["fail_close", "fail_open"] = Field(
+        "fail_close",
+        description="When the counter store is unreachable: refuse with 503 (fail_close) or "
+        "admit the request unmetered (fail_open).",
     )
-    policy: Policy = Field(
-        "local", description="Where counters live: this process (local) or Redis (shared)."
-    )
-    redis_url: RedisUrl | None = Field(
-        None,
-        description="Redis holding shared counters (required when policy is redis); "
-        "may carry a password.",
-    )
-    allow_degradation: bool = Field(
-        False, description="Admit requests when Redis is unreachable instead of failing them."
-    )
-
-    secret_fields = frozenset({"redis_url"})
-
-    @model_validator(mode="after")
-    def _redis_needs_url(self) -> Self:
-        if self.policy == "redis" and self.redis_url is None:
-            invalid(("redis_url",), 'property "redis_url" is required when policy is "redis"')
-        return self
 
 
 PLUGIN = PluginSpec(
@@ -50,8 +32,10 @@ PLUGIN = PluginSpec(
     order=230,
     reorderable=True,
     config=ProductQuotaConfig,
-    description="Enforces the quota of the product the calling app subscribed to; the quota "
-    "(limit per interval, fixed calendar window, -1 unlimited) comes from the product at run "
-    'time, not from this config. Used up → 429 {"error":"quota exceeded"}; no product '
-    "covering the API → 403.",
+    description="Meters each request against the quota of the calling app's lowest-ranked "
+    "product that covers the API and is deployed in the environment (per app, or per "
+    'developer with key_scope developer; fixed calendar windows). Used up → 429 {"error":'
+    '"quota exceeded"}; no covering product → 403; runs after authentication.',
 )
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=ProductQuotaRuntime)

@@ -16,6 +16,7 @@ from portico.core.pagination import ListQuery, Page
 from portico.core.validation import json_pointer
 from portico.gateway.plugins.registry import PluginCheckError
 from portico.management.access import OrgCaller
+from portico.management.app.repository import AppRepository
 from portico.management.consumer import credentials
 from portico.management.consumer.credentials import SecretBox
 from portico.management.consumer.models import Consumer
@@ -61,10 +62,10 @@ async def create(
     *, session: AsyncSession, caller: OrgCaller, data: ConsumerCreate, box: SecretBox
 ) -> Written:
     repository = ConsumerRepository(session)
-    plugins, generated = _prepare(data.plugins, {}, box)
+    plugins, generated = prepare_plugins(data.plugins, {}, box)
     if await repository.username_taken(caller.org_id, data.username):
         raise Conflict(f"a consumer named '{data.username}' already exists")
-    await _check_credentials_free(repository, caller.org_id, plugins, {}, None)
+    await check_credentials_free(repository, caller.org_id, plugins, {}, None)
     consumer = Consumer(
         id=uuid.uuid4(),
         org_id=caller.org_id,
@@ -78,6 +79,14 @@ async def create(
     return Written(consumer, generated)
 
 
+async def _not_owned(session: AsyncSession, consumer: Consumer) -> None:
+    """An app's consumer changes with its app (whose environment, status and products its
+    snapshot entry depends on), never on its own."""
+    app = await AppRepository(session).owner_of_consumer(consumer.id)
+    if app is not None:
+        raise Conflict(f"consumer belongs to app '{app.name}'; change it through /apps/{app.id}")
+
+
 async def update(
     *,
     session: AsyncSession,
@@ -88,17 +97,18 @@ async def update(
 ) -> Written:
     repository = ConsumerRepository(session)
     consumer = await get(session=session, caller=caller, consumer_id=consumer_id)
+    await _not_owned(session, consumer)
     before = snapshot(consumer)
     generated: dict[str, dict[str, str]] = {}
     plugins = None
     if data.plugins is not None:
-        plugins, generated = _prepare(data.plugins, consumer.plugins or {}, box)
+        plugins, generated = prepare_plugins(data.plugins, consumer.plugins or {}, box)
     if data.username is not None and await repository.username_taken(
         caller.org_id, data.username, except_id=consumer.id
     ):
         raise Conflict(f"a consumer named '{data.username}' already exists")
     if plugins is not None:
-        await _check_credentials_free(
+        await check_credentials_free(
             repository, caller.org_id, plugins, consumer.plugins or {}, consumer.id
         )
         consumer.plugins = plugins
@@ -118,13 +128,14 @@ async def update(
 
 async def delete(*, session: AsyncSession, caller: OrgCaller, consumer_id: uuid.UUID) -> None:
     consumer = await get(session=session, caller=caller, consumer_id=consumer_id)
+    await _not_owned(session, consumer)
     before = snapshot(consumer)
     await ConsumerRepository(session).delete(consumer)
     await _publish(session, caller, f"consumer {consumer.username} deleted")
     await caller.audit(session, "consumer.delete", consumer_id, before=before)
 
 
-def _prepare(
+def prepare_plugins(
     sent: dict[str, dict[str, Any]], current: dict[str, Any], box: SecretBox
 ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
     """The stored ``plugins`` for what a client sent, and the credentials generated; every
@@ -151,7 +162,7 @@ def _prepare(
     return stored, generated
 
 
-async def _check_credentials_free(
+async def check_credentials_free(
     repository: ConsumerRepository,
     org_id: uuid.UUID,
     plugins: dict[str, Any],

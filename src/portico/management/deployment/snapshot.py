@@ -23,6 +23,7 @@ from portico.gateway.snapshot import (
     EnvironmentSnapshot,
     PluginAttachment,
     SnapshotConsumer,
+    SnapshotProduct,
     SnapshotRoute,
     SnapshotUpstream,
     content_hash,
@@ -38,6 +39,7 @@ from portico.management.deployment.compiler import (
 from portico.management.deployment.models import Deployment, EnvironmentConfig
 from portico.management.environment.models import Environment
 from portico.management.plugin.models import GlobalPlugin
+from portico.management.product.snapshot import deployed_products
 from portico.management.revision.models import Revision, UpstreamBinding
 from portico.management.upstream.models import Upstream
 
@@ -60,6 +62,7 @@ class EnvironmentState:
     deployed: list[DeployedRevision]
     upstreams: dict[str, SnapshotUpstream]
     consumers: list[SnapshotConsumer] = field(default_factory=list)
+    products: list[SnapshotProduct] = field(default_factory=list)
 
 
 def source_of(api: Api, revision: Revision, env_id: uuid.UUID) -> RevisionSource:
@@ -102,7 +105,8 @@ async def load_state(session: AsyncSession, env: Environment) -> EnvironmentStat
         await global_attachments(session, env.id),
         deployed,
         upstreams,
-        await snapshot_consumers(session, env.org_id),
+        await snapshot_consumers(session, env.org_id, env.id),
+        await deployed_products(session, env.id),
     )
 
 
@@ -167,6 +171,7 @@ def _assemble(
         upstreams={k: v for k, v in sorted(state.upstreams.items()) if k in used},
         consumers=state.consumers,
         global_plugins=state.global_plugins,
+        products=state.products,
     )
     return document.model_copy(
         update={"content_hash": content_hash(document.model_dump(mode="json"))}
