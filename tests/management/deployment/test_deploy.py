@@ -296,3 +296,13 @@ async def test_environment_and_upstream_guard_what_is_deployed(world: World) -> 
     snapshot = (await world.config()).json()
     assert snapshot["gateway_hosts"] == ["new.example.com"]
     assert snapshot["version"] == version + 2
+
+
+async def test_dry_run_warns_of_a_quota_nobody_can_pass(world: World) -> None:
+    bare = await world.api("bare", [route("/q", plugins={"product-quota": {}})])
+    guarded = await world.api(
+        "guarded", [route("/g", plugins={"key-auth": {}, "product-quota": {}})]
+    )
+    warnings = (await world.dry_run(bare)).json()["warnings"]
+    assert "route '/q': product-quota has no authentication plugin before it" in warnings[0]
+    assert not [w for w in (await world.dry_run(guarded)).json()["warnings"] if "quota" in w]

@@ -78,6 +78,7 @@ def warnings(
 ) -> list[str]:
     out: list[str] = []
     out += _auth_after_rate_limit(routes)
+    out += _quota_without_auth(routes)
     out += _shadowed(routes)
     out += _upstreams_without_nodes(routes, upstreams)
     return out
@@ -97,6 +98,24 @@ def _auth_after_rate_limit(routes: Sequence[SnapshotRoute]) -> list[str]:
                     f"{late[0].name} (order {late[0].order}); anonymous traffic will fill the "
                     "rate-limit bucket"
                 )
+    return out
+
+
+def _quota_without_auth(routes: Sequence[SnapshotRoute]) -> list[str]:
+    """product-quota meters apps, which only an authentication plugin ahead of it names."""
+    out: list[str] = []
+    for route in routes:
+        quota = next((p for p in route.plugins if p.name == "product-quota"), None)
+        if quota is None:
+            continue
+        if not any(
+            PLUGINS[p.name].category is Category.AUTHENTICATION and p.order < quota.order
+            for p in route.plugins
+        ):
+            out.append(
+                f"route '{route.name}': product-quota has no authentication plugin before it; "
+                "every request will be refused with 401"
+            )
     return out
 
 
