@@ -24,7 +24,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote_plus
 
 from mypy_extensions import mypyc_attr
 
@@ -249,6 +249,15 @@ class RequestContext:
         values = args.get(name)
         return values[0] if values else None
 
+    def drop_argument(self, name: str) -> None:
+        """Forward the query without the arguments called ``name`` (a credential a plugin
+        hides, as APISIX's ``set_uri_args`` does); later readers see it as forwarded."""
+        request = self.request
+        request.query = without_argument(request.query, name)
+        found = self._vars
+        if found is not None:
+            found.pop("_args", None)
+
     def var(self, name: str) -> str | None:
         """A request variable, named as nginx/APISIX name them (``remote_addr``, ``uri``,
         ``http_x_api_key``, ``arg_page``, ``cookie_session``, ``consumer_name``...)."""
@@ -278,6 +287,16 @@ class RequestContext:
         if name.startswith("cookie_"):
             return _cookie(self.header("cookie"), name[7:])
         return None
+
+
+def without_argument(query: str, name: str) -> str:
+    """``query`` without the arguments whose (decoded) name is ``name``; the others byte for
+    byte, in their order."""
+    kept: list[str] = []
+    for part in query.split("&"):
+        if part and unquote_plus(part.partition("=")[0]) != name:
+            kept.append(part)
+    return "&".join(kept)
 
 
 def _cookie(header: str | None, name: str) -> str | None:

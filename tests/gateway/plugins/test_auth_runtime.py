@@ -474,6 +474,48 @@ async def test_a_consumers_own_limit_replaces_the_routes_after_jwt_auth(
         assert response.status_code == 200 and response.headers["x-ratelimit-limit"] == "100"
 
 
+# ------------------------------------------------------------------------------ key-auth
+
+ALICE_KEY = "alice-api-key-0123456789"
+ALICE_KEYED = consumer("alice", {"key-auth": {"key": ALICE_KEY}})
+
+
+async def test_key_auth_hides_the_key_wherever_it_was_read(start: Start, backend: int) -> None:
+    gw, client, seen = await start()
+    config = {"header": "X-Api-Key", "query": "k", "hide_credentials": True}
+    await gw.apply(document(backend, [plugin("key-auth", 100, **config)], [ALICE_KEYED]))
+    # from the header: the header goes, the query (even one naming the argument) stays
+    forwarded = echoed(
+        await client.get("/x?k=other&a=1", headers={"X-Api-Key": ALICE_KEY, "X-Other": "kept"})
+    )
+    assert "x-api-key" not in forwarded["headers"] and forwarded["headers"]["x-other"] == "kept"
+    assert forwarded["path"] == "/x?k=other&a=1"
+    # from the query: every argument of that name goes, the others byte for byte, in order
+    forwarded = echoed(await client.get(f"/x?b=%20two&k={ALICE_KEY}&a=1&a=0&k=again&c"))
+    assert forwarded["path"] == "/x?b=%20two&a=1&a=0&c"
+    forwarded = echoed(await client.get(f"/x?%6B={ALICE_KEY}&z=+y"))  # the name as decoded
+    assert forwarded["path"] == "/x?z=+y"
+    forwarded = echoed(await client.get(f"/x?k={ALICE_KEY}", headers={"X-Other": "kept"}))
+    assert forwarded["path"] == "/x" and forwarded["headers"]["x-other"] == "kept"
+    assert seen == ["alice"] * 4
+
+
+async def test_key_auth_forwards_the_key_unless_told_to_hide_it(start: Start, backend: int) -> None:
+    gw, client, seen = await start()
+    config = {"header": "x-api-key", "query": "k", "hide_credentials": False}
+    await gw.apply(document(backend, [plugin("key-auth", 100, **config)], [ALICE_KEYED]))
+    forwarded = echoed(await client.get("/x?a=1", headers={"X-Api-Key": ALICE_KEY}))
+    assert forwarded["headers"]["x-api-key"] == ALICE_KEY and forwarded["path"] == "/x?a=1"
+    forwarded = echoed(await client.get(f"/x?a=1&k={ALICE_KEY}"))
+    assert forwarded["path"] == f"/x?a=1&k={ALICE_KEY}"
+    response = await client.get("/x?k=wrong-key-0123")
+    assert (response.status_code, response.json()) == (
+        401,
+        {"message": "Invalid API key in request"},
+    )
+    assert seen == ["alice", "alice", None]
+
+
 # -------------------------------------------------------------------------------- uvloop
 
 

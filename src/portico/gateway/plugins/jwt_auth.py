@@ -11,7 +11,6 @@ import binascii
 import dataclasses
 import logging
 from typing import Literal, Self
-from urllib.parse import unquote_plus
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
@@ -220,8 +219,7 @@ class JwtAuthRuntime(BasePluginRuntime):
         if source == "header":
             ctx.remove_upstream_headers.add(self.header)
         elif source == "query":
-            ctx.request.query = without_argument(ctx.request.query, self.config.query)
-            ctx.vars.pop("_args", None)  # later readers see the query as forwarded
+            ctx.drop_argument(self.config.query)
         else:
             cookies = [v for k, v in ctx.request.headers if k == "cookie"]
             kept = without_cookie("; ".join(cookies), self.config.cookie)
@@ -229,13 +227,6 @@ class JwtAuthRuntime(BasePluginRuntime):
                 ctx.upstream_headers["cookie"] = kept
             else:
                 ctx.remove_upstream_headers.add("cookie")
-
-
-def without_argument(query: str, name: str) -> str:
-    """``query`` without the arguments called ``name``; the others byte for byte."""
-    return "&".join(
-        part for part in query.split("&") if part and unquote_plus(part.partition("=")[0]) != name
-    )
 
 
 def without_cookie(header: str, name: str) -> str:

@@ -40,12 +40,18 @@ class KeyAuthRuntime(BasePluginRuntime):
     def __init__(self, config: KeyAuthSettings, services: RuntimeServices) -> None:
         self.header = config.header
         self.query = config.query
-        self.hidden = config.header.lower() if config.hide_credentials else ""
+        self.hide = config.hide_credentials
+        self.hidden = config.header.lower()  # (request header names are lower-case)
         self.consumers: ConsumerIndex = services.consumers
         self.now: Callable[[], float] = services.now
 
     def access(self, ctx: RequestContext) -> Reply | None:
-        key = ctx.header(self.header) or ctx.arg(self.query)
+        # APISIX's order: the header, then the query argument
+        key = ctx.header(self.header)
+        in_query = False
+        if not key:
+            key = ctx.arg(self.query)
+            in_query = True
         if not key:
             return Reply.error(401, "Missing API key in request")
         digest = _sha256(key.encode()).hexdigest()
@@ -57,6 +63,9 @@ class KeyAuthRuntime(BasePluginRuntime):
             if consumer is None:
                 return Reply.error(401, "Invalid API key in request")
         ctx.consumer = consumer
-        if self.hidden:
-            ctx.remove_upstream_headers.add(self.hidden)
+        if self.hide:  # taken out of wherever it was read, the rest forwarded as it came
+            if in_query:
+                ctx.drop_argument(self.query)
+            else:
+                ctx.remove_upstream_headers.add(self.hidden)
         return None
