@@ -541,7 +541,7 @@ async def test_snapshot_consumers_give_gateways_what_they_check(
     await create(client, other, other_admin, username="elsewhere")
 
     async with database.session() as session:
-        consumers = await snapshot_consumers(session, org.id)
+        consumers = await snapshot_consumers(session, org.id, uuid.uuid4())
     assert [c.username for c in consumers] == ["alice", "zed"]
     first = consumers[0]
     assert first.id == alice.json()["id"]
