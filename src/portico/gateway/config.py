@@ -5,13 +5,20 @@ one assignment, so in-flight requests finish on the configuration they started w
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from portico.gateway.balancer import Balancer
-from portico.gateway.context import PluginRuntime, phase_plugins
+from portico.gateway.context import (
+    BasePluginRuntime,
+    PluginRuntime,
+    Reply,
+    RequestContext,
+    phase_plugins,
+)
 from portico.gateway.health import HealthChecker
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
@@ -20,6 +27,7 @@ from portico.gateway.services import ConsumerIndex, RuntimeServices
 from portico.gateway.snapshot import (
     EnvironmentSnapshot,
     PluginAttachment,
+    SnapshotConsumer,
     SnapshotRoute,
     SnapshotUpstream,
 )
@@ -160,6 +168,36 @@ def build_chain(
     return chain, unsupported
 
 
+class Unsupported(BasePluginRuntime):
+    """Stands in a consumer's chain for one of its plugins that this gateway cannot run: the
+    consumer's requests are refused (503), never proxied without the plugin (fail closed, as
+    a route with such a plugin is). The management service refuses such plugins; this is
+    defence in depth."""
+
+    def __init__(self, name: str) -> None:
+        message = f"503 plugin {name} is not supported by this gateway"
+        self.body = json.dumps({"error_msg": message}).encode()
+
+    def access(self, ctx: RequestContext) -> Reply | None:
+        return Reply(503, self.body, [("content-type", "application/json")])
+
+
+def consumer_chain(consumer: SnapshotConsumer, services: RuntimeServices) -> Chain:
+    """A consumer's own plugins, those this gateway cannot run included, as refusals."""
+    chain, unsupported = build_chain(consumer.plugins, services)
+    if not unsupported:
+        return chain
+    logger.warning(
+        "consumer %s has plugins this gateway cannot run; its requests answer 503",
+        consumer.username,
+        extra={"plugins": unsupported},
+    )
+    for attachment in consumer.plugins:
+        if attachment.name in unsupported:
+            chain.append((attachment, Unsupported(attachment.name)))
+    return sorted(chain, key=lambda item: (item[0].order, item[0].name))
+
+
 def build_environment(
     document: Mapping[str, Any],
     *,
@@ -197,9 +235,7 @@ def build_environment(
                 unsupported,
                 rollup_key=(snapshot.environment_id, route.api_id, route.id),
             )
-        consumer_chains = {
-            c.username: build_chain(c.plugins, shared)[0] for c in snapshot.consumers
-        }
+        consumer_chains = {c.username: consumer_chain(c, shared) for c in snapshot.consumers}
         router = Router.build(snapshot.routes)
     except SnapshotRefused:
         raise

@@ -29,7 +29,13 @@ from pydantic import ValidationError
 
 from portico.core.validation import json_pointer
 from portico.gateway.plugins.base import Category, PluginSpec
-from portico.gateway.plugins.registry import PLUGINS, PluginCheckError, check_plugin, reason_of
+from portico.gateway.plugins.registry import (
+    PLUGINS,
+    PluginCheckError,
+    check_plugin,
+    check_runnable,
+    reason_of,
+)
 from portico.gateway.sealing import SecretBox, hash_password, secret_box, verify_password_hash
 
 __all__ = ["SecretBox", "hash_password", "secret_box", "verify_password_hash"]
@@ -122,10 +128,13 @@ def prepare(
     """The stored form of ``{name: raw}`` sent for a consumer that holds ``current`` for it
     (or None), and the credential generated for it (to be shown once), if any. A credential
     is checked against its plugin's consumer model, anything else with the runtime's check;
-    the failure is a ``PluginCheckError``."""
+    then the plugin must be one the gateway runs (``check_runnable``: a consumer's plugin the
+    gateway skipped would fail open). The failure is a ``PluginCheckError``."""
     spec = PLUGINS.get(name)
     if spec is not None and spec.consumer is not None:
-        return _credential(spec, raw, current if isinstance(current, dict) else None, box)
+        prepared = _credential(spec, raw, current if isinstance(current, dict) else None, box)
+        check_runnable(name)
+        return prepared
     if spec is not None and spec.category is Category.AUTHENTICATION:
         raise PluginCheckError(
             name, f"{name} keeps no credential on a consumer; attach it to a service or a route"
@@ -136,6 +145,7 @@ def prepare(
     if missing is not None:
         raise PluginCheckError(name, _nothing_to_keep(missing), "/" + missing.replace(".", "/"))
     check_plugin(name, config)
+    check_runnable(name)
     return config, None
 
 

@@ -15,8 +15,13 @@ from typing import Any
 
 from portico.core.errors import BadRequest, ValidationFailed
 from portico.core.validation import json_pointer
-from portico.gateway.plugins.registry import PluginCheckError, check_plugin, effective_order
-from portico.gateway.snapshot import PluginAttachment, Scope, SnapshotRoute
+from portico.gateway.plugins.registry import (
+    PluginCheckError,
+    check_plugin,
+    check_runnable,
+    effective_order,
+)
+from portico.gateway.snapshot import PluginAttachment, Scope, SnapshotConsumer, SnapshotRoute
 
 UPSTREAM_NOT_CONFIGURED = "Upstream not configured for environment"
 PLUGINS_REQUIRED = "required property 'plugins' not found"
@@ -27,8 +32,10 @@ class PluginConfigInvalid(BadRequest):
     title = "Plugin Configuration Invalid"
     description = (
         "A plugin attached to what is being deployed has a configuration its plugin refuses "
-        "(checked at deploy time, against the plugin's schema and rules). `detail` names the "
-        "plugin and the reason; fix the configuration (see /plugin-schemas) and deploy again."
+        "(checked at deploy time, against the plugin's schema and rules), or is a plugin the "
+        "gateway cannot run yet (`plugin X cannot act on traffic yet`: `runs` is false in "
+        "/plugin-schemas). `detail` names the plugin and the reason; fix the configuration, "
+        "or remove the plugin, and deploy again."
     )
 
 
@@ -90,6 +97,44 @@ def effective_plugins(*scopes: Sequence[PluginAttachment]) -> list[PluginAttachm
 def check_attachments(plugins: Any, scope: Scope, pointer: str) -> list[PluginAttachment]:
     """Validate a ``plugins`` map of one scope through the runtime's check."""
     return _attachments(plugins, scope, pointer)
+
+
+def require_runnable(
+    global_plugins: Sequence[PluginAttachment],
+    routes: Sequence[SnapshotRoute],
+    consumers: Sequence[SnapshotConsumer],
+) -> None:
+    """Every plugin that would act on the traffic of ``routes`` (compiled from one revision:
+    route ``i`` from ``routeSpec[i]``), at every scope, is one the gateway runs
+    (``check_runnable``); otherwise a deploy would put routes in service that answer 503 (or
+    a consumer's plugin that nothing enforces). Consumers' credentials are data that the
+    route's authentication plugin reads, not plugins of their own."""
+    for attachment in global_plugins:
+        _runnable(attachment.name, "/globalPlugins", "global scope")
+    for index, route in enumerate(routes):
+        for attachment in route.plugins:
+            if attachment.scope == "service":
+                _runnable(attachment.name, "/serviceSpec", "service scope")
+            elif attachment.scope == "route":
+                _runnable(attachment.name, f"/routeSpec/{index}", f"route {route.name}")
+    for index, consumer in enumerate(consumers):
+        for attachment in consumer.plugins:
+            _runnable(attachment.name, f"/consumers/{index}", f"consumer {consumer.username}")
+
+
+def _runnable(name: str, pointer: str, where: str) -> None:
+    try:
+        check_runnable(name)
+    except PluginCheckError as error:
+        raise PluginConfigInvalid(
+            error.message,
+            errors=[
+                {
+                    "pointer": f"{pointer}/plugins{json_pointer([name])}",
+                    "detail": f"{error.reason} ({where})",
+                }
+            ],
+        ) from None
 
 
 def _attachments(plugins: Any, scope: Scope, pointer: str) -> list[PluginAttachment]:

@@ -22,7 +22,7 @@ from portico.gateway.snapshot import SnapshotRoute
 from portico.management.access import OrgCaller
 from portico.management.api.models import Api
 from portico.management.deployment import analysis
-from portico.management.deployment.compiler import compile_revision
+from portico.management.deployment.compiler import compile_revision, require_runnable
 from portico.management.deployment.models import Deployment
 from portico.management.deployment.snapshot import (
     EnvironmentState,
@@ -97,6 +97,7 @@ async def check(
     state = await load_state(session, env)
     source = source_of(api, revision, env.id)
     candidate = compile_revision(source, state.global_plugins)
+    require_runnable(state.global_plugins, candidate, state.consumers)
     others = compile_state(state, skip_api=str(api.id))
     conflicts = analysis.find_conflicts(candidate, others)
     if conflicts:

@@ -15,6 +15,7 @@ from portico.gateway.plugins.registry import (
     PLUGINS,
     PluginCheckError,
     check_plugin,
+    check_runnable,
     effective_order,
 )
 from portico.management.access import OrgCaller
@@ -83,6 +84,7 @@ async def put_global(
         raise ValidationFailed.at(json_pointer(nul), f"{json_path(nul)}: {NUL_REFUSED}")
     try:
         check_plugin(name, config)  # the runtime's own check, with its messages
+        check_runnable(name)
     except PluginCheckError as error:
         raise PluginConfigInvalid(
             error.message, errors=[{"pointer": error.pointer, "detail": error.reason}]
