@@ -64,6 +64,7 @@ MATRIX: list[tuple[str, str, str]] = [
     ("GET", "/plugin-schemas", "api.read"),
     ("GET", "/plugin-schemas/{id}", "api.read"),
     ("GET", "/envs/{id}/global-plugins", "plugin.global"),
+    ("GET", "/envs/{id}/global-plugins/{id}", "plugin.global"),
     ("PUT", "/envs/{id}/global-plugins/{id}", "plugin.global"),
     ("DELETE", "/envs/{id}/global-plugins/{id}", "plugin.global"),
     ("GET", "/envs/{id}/nodes", "environment.read"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import httpx
 
 from portico.gateway.plugins.registry import PLUGINS
@@ -28,6 +30,24 @@ async def test_schemas_list_every_plugin_and_filter_by_category(
     assert len(page["items"]) == 5 and page["total"] == 29
     assert (await client.get(url + "?category=Nope", headers=admin.headers)).status_code == 400
     assert (await client.get(url + "?colour=1", headers=admin.headers)).status_code == 400
+
+
+async def test_schemas_say_which_plugins_run(
+    client: httpx.AsyncClient, org: Org, admin: Account
+) -> None:
+    url = f"/api/orgs/{org.id}/plugin-schemas"
+    listed = (await client.get(url + "?size=100", headers=admin.headers)).json()["items"]
+    runs = {p["name"]: p["runs"] for p in listed}
+    assert runs == {name: spec.runtime is not None for name, spec in PLUGINS.items()}
+    assert runs["key-auth"] is True and runs["limit-count"] is True
+    assert runs["waf"] is False and runs["ai-proxy"] is False and runs["ldap-auth"] is False
+    for name in ("cors", "openid-connect"):
+        one = (await client.get(f"{url}/{name}", headers=admin.headers)).json()
+        assert one["runs"] is (name == "cors")
+    # documented in the schema
+    document = (await client.get("/api/openapi.json")).json()
+    described = document["components"]["schemas"]["PluginSchemaRead"]["properties"]["runs"]
+    assert "runtime implements" in described["description"]
 
 
 async def test_one_schema_with_its_required_fields(
@@ -75,6 +95,28 @@ async def test_global_plugins_reach_every_route_and_are_replaced_by_narrower_sco
     assert bad.json()["errors"][0]["pointer"] == "/block_rules/0"
     unknown = await world.call("PUT", globals_url + "/no-such-plugin", {})
     assert unknown.status_code == 404
+    # a plugin the gateway cannot run would make every route answer 503
+    waf = await world.call("PUT", globals_url + "/waf", {"host": "waf.internal", "port": 8080})
+    assert waf.status_code == 400
+    assert waf.headers["content-type"] == "application/problem+json"
+    assert waf.json()["detail"] == "plugin waf cannot act on traffic yet"
+    assert (await world.call("GET", globals_url + "/waf")).status_code == 404
+
+    one = await world.call("GET", globals_url + "/cors")
+    assert one.status_code == 200
+    assert one.json() == {
+        "name": "cors",
+        "category": put.json()["category"],
+        "order": 30,
+        "config": {"allow_origins": "https://a.example.com"},
+    }
+    absent = await world.call("GET", globals_url + "/limit-count")
+    assert absent.status_code == 404
+    assert absent.headers["content-type"] == "application/problem+json"
+    assert "limit-count" in absent.json()["detail"]
+    assert (await world.call("GET", globals_url + "/no-such-plugin")).status_code == 404
+    other_env = f"/envs/{uuid.uuid4()}/global-plugins/cors"
+    assert (await world.call("GET", other_env)).status_code == 404
 
     listed = (await world.call("GET", globals_url)).json()
     assert [p["name"] for p in listed["items"]] == ["cors"]
@@ -95,3 +137,8 @@ async def test_global_plugins_need_plugin_global(world: World, factory) -> None:
     )
     assert response.status_code == 403
     assert response.json()["detail"] == "missing permission 'plugin.global'"
+    one = await world.client.get(
+        f"{world.base}/envs/{world.env_id}/global-plugins/cors", headers=publisher.headers
+    )
+    assert one.status_code == 403
+    assert one.json()["detail"] == "missing permission 'plugin.global'"

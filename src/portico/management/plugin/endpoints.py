@@ -18,6 +18,7 @@ from portico.management.plugin import service as plugin_service
 from portico.management.plugin.schemas import (
     GlobalPluginChange,
     GlobalPluginList,
+    GlobalPluginRead,
     PluginSchemaPage,
     PluginSchemaRead,
 )
@@ -39,7 +40,8 @@ _CATEGORIES = {c.value for c in Category}
 async def list_plugin_schemas(
     caller: Reader, query: ListQuery = Depends(list_query(LIST))
 ) -> PluginSchemaPage:
-    """Every plugin the gateway runs, with the JSON Schema of its configuration."""
+    """Every plugin the gateway knows, with the JSON Schema of its configuration and whether
+    it runs yet (``runs``)."""
     category = query.filters.get("category")
     if category is not None and category not in _CATEGORIES:
         raise ValidationFailed(
@@ -85,6 +87,17 @@ async def list_global_plugins(
     return GlobalPluginList(
         items=[plugin_service.read_global(r) for r in rows],
         config_version=await latest_version(session, env.id),
+    )
+
+
+@router.get(GLOBAL + "/{pluginName}", response_model=GlobalPluginRead)
+async def get_global_plugin(
+    envId: str, pluginName: str, caller: GlobalManager, session: SessionDep
+) -> GlobalPluginRead:
+    """One global plugin of the environment; 404 when it is not configured there."""
+    env = await _env(session, caller, envId)
+    return plugin_service.read_global(
+        await plugin_service.get_global(session=session, env=env, name=pluginName)
     )
 
 

@@ -17,6 +17,7 @@ from portico.gateway.plugins.registry import (
     check_plugin,
     check_runnable,
     effective_order,
+    runs,
 )
 from portico.management.access import OrgCaller
 from portico.management.deployment.compiler import PluginConfigInvalid
@@ -45,6 +46,7 @@ def schema_of(spec: PluginSpec) -> PluginSchemaRead:
         schema_=schema,
         consumer_schema=spec.consumer_schema(),
         required=list(schema.get("required", [])),
+        runs=runs(spec),
     )
 
 
@@ -73,6 +75,14 @@ async def list_global(*, session: AsyncSession, env: Environment) -> list[Global
             .order_by(GlobalPlugin.name)
         )
     )
+
+
+async def get_global(*, session: AsyncSession, env: Environment, name: str) -> GlobalPlugin:
+    get_spec(name)
+    row = await session.get(GlobalPlugin, (env.id, name))
+    if row is None:
+        raise GlobalPluginNotFound(f"plugin {name!r} is not a global plugin of {env.name}")
+    return row
 
 
 async def put_global(
