@@ -266,3 +266,14 @@ async def test_the_quota_an_app_buys_is_enforced_on_real_traffic(
     assert statuses == [200] * 5 + [429]
     assert refused.status_code == 429 and refused.content == b'{"error":"quota exceeded"}'
     assert others == [200] * 8
+
+
+async def test_an_app_plugin_the_gateway_cannot_run_is_refused(
+    world: World, database: Database
+) -> None:
+    dev = await developer(database, world.org, "w@example.com")
+    answer = await create_app(
+        world, dev, name="x", plugins={"key-auth": {}, "waf": {"host": "10.0.0.1", "port": 9}}
+    )
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"] == "plugin waf cannot act on traffic yet"
