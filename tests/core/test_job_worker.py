@@ -4,9 +4,7 @@ traces, workers that died, shutdown, concurrent workers, and the built-in kind."
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +24,7 @@ from portico.core.job_worker import (
 )
 from portico.core.jobs import Job, JobStatus
 from portico.core.outbox import EmailStatus, OutboxEmail, enqueue_email
+from tests.support.waiting import eventually
 
 #: step tokens per test: a "test.steps" job takes one token per step
 GATES: dict[str, asyncio.Queue[None]] = {}
@@ -78,13 +77,6 @@ async def load(database: Database, job_id: uuid.UUID) -> Job:
         job = await session.get(Job, job_id)
         assert job is not None
         return job
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
-    deadline = time.monotonic() + within
-    while not await check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
 
 
 def gate(name: str) -> asyncio.Queue[None]:

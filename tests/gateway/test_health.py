@@ -24,6 +24,7 @@ from portico.gateway.health import HealthChecker
 from portico.gateway.health_config import PassiveConfig
 from portico.gateway.health_probe import ProbeOutcome, ProbeResult, parse_status_line, probe
 from portico.gateway.health_state import classify_probe, classify_report
+from tests.support.waiting import eventually
 
 Mode = Literal["ok", "error", "hang", "garbage", "close"]
 
@@ -163,16 +164,6 @@ def server_tls(tmp_path_factory: pytest.TempPathFactory) -> ssl.SSLContext:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(directory / "cert.pem", directory / "key.pem")
     return context
-
-
-async def eventually(condition: Callable[[], bool], within: float = 8.0) -> None:
-    """Poll ``condition`` until it holds; fail after a generous deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while not condition():
-        if loop.time() > deadline:
-            pytest.fail(f"condition not met within {within}s")
-        await asyncio.sleep(0.02)
 
 
 def upstream(*backends: Backend, **checks: Any) -> dict[str, Any]:
@@ -600,7 +591,7 @@ async def test_passive_failures_take_out_a_node_active_probes_still_pass(
     assert not checker.healthy(backend.node)
     # now unhealthy: probed every unhealthy.interval (1 s) at once, not after the 30 s
     # healthy.interval already under way
-    await eventually(lambda: checker.healthy(backend.node), within=10)
+    await eventually(lambda: checker.healthy(backend.node), timeout=10)
 
 
 # --- the balancer on a live checker -----------------------------------------------------------

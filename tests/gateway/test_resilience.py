@@ -16,8 +16,9 @@ from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.snapshot import content_hash
 from tests.gateway import test_health
-from tests.gateway.test_health import Backend, BackendFactory, active, eventually
+from tests.gateway.test_health import Backend, BackendFactory, active
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
+from tests.support.waiting import eventually
 
 backends = test_health.backends  # the fixture
 
@@ -115,19 +116,20 @@ async def test_thirty_config_swaps_under_continuous_load_lose_no_request(
             {"plugins": [plugin("limit-count", 210, count=1_000_000, time_window=60)]},
         ]
     )
-    loop = asyncio.get_running_loop()
 
     async def load_moves_past(count: int) -> None:
         """Until a request completes after the last swap (polled: no timing asserted)."""
-        deadline = loop.time() + 10
-        while len(statuses) <= count and loop.time() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.005)
+        await eventually(
+            lambda: len(statuses) > count or failures,
+            interval=0.005,
+            what=f"a request answered after the first {count}",
+        )
 
     for version in range(2, 32):
         await load_moves_past(progress[-1] if progress else 0)
         progress.append(len(statuses))
         await gw.apply(document([first, second], version=version, **dict(next(variants))))
-    await asyncio.sleep(0.03)
+    await load_moves_past(progress[-1])  # and after the last swap
     stop.set()
     await asyncio.gather(*workers)
     assert gw.versions() == {"env": 31}

@@ -10,7 +10,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -29,6 +29,7 @@ from portico.gateway.snapshot import content_hash
 from portico.gateway.status import status_handler
 from tests.e2e.test_gateway import Echo
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
+from tests.support.waiting import eventually
 
 ALICE_KEY = "alice-key-0123456789"
 REDACTED = "[REDACTED]"
@@ -210,20 +211,11 @@ def http_logger(uri: str, **config: Any) -> dict[str, Any]:
     return plugin("http-logger", 950, **{**defaults, **config})
 
 
-async def until(check: Callable[[], bool], seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
-
-
 async def until_metric(running: Running, name: str, labels: dict[str, str], value: float) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        if sample(await running.metrics(), name, labels) == value:
-            return
-        assert time.monotonic() < deadline, f"{name}{labels} never reached {value}"
-        await asyncio.sleep(0.05)
+    async def reached() -> bool:
+        return sample(await running.metrics(), name, labels) == value
+
+    await eventually(reached, interval=0.05, what=f"{name}{labels} reaching {value}")
 
 
 def sample(text: str, name: str, labels: dict[str, str]) -> float | None:
@@ -268,7 +260,7 @@ async def test_an_entry_carries_apisix_fields_with_credentials_redacted(
         },
     )
     assert response.status_code == 200
-    await until(lambda: len(collector.posts) == 1)
+    await eventually(lambda: len(collector.posts) == 1)
     post = collector.posts[0]
     assert post.path == "/ingest"
     assert post.headers["authorization"] == "Bearer collector-token"
@@ -319,7 +311,7 @@ async def test_batch_max_size_one_sends_each_entry_alone(
     await gateway.gw.apply(environment(backend, [http_logger(collector.url())]))
     for n in range(3):
         assert (await gateway.client.get(f"/item/{n}")).status_code == 200
-    await until(lambda: len(collector.posts) == 3)
+    await eventually(lambda: len(collector.posts) == 3)
     batches = [json.loads(post.body) for post in collector.posts]
     assert [len(b) for b in batches] == [1, 1, 1]
     assert sorted(b[0]["request"]["uri"] for b in batches) == ["/item/0", "/item/1", "/item/2"]
@@ -334,7 +326,7 @@ async def test_inactive_timeout_sends_a_partial_batch_as_lines(
     await gateway.gw.apply(environment(backend, [logger]))
     for n in range(3):
         assert (await gateway.client.get(f"/item/{n}")).status_code == 200
-    await until(lambda: len(collector.posts) == 1)
+    await eventually(lambda: len(collector.posts) == 1)
     lines = collector.posts[0].body.split(b"\n")
     assert [json.loads(line)["request"]["uri"] for line in lines] == [
         "/item/0",
@@ -372,7 +364,7 @@ async def test_a_hanging_collector_never_holds_requests(
     await gateway.gw.apply(environment(backend, [http_logger(collector.url(), timeout=1)]))
     statuses = await asyncio.gather(*(gateway.client.get(f"/n/{n}") for n in range(20)))
     assert [r.status_code for r in statuses] == [200] * 20
-    await until(lambda: len(collector.posts) >= 1)  # the logger is stuck on the first batch
+    await eventually(lambda: len(collector.posts) >= 1)  # the logger is stuck on the first batch
     assert (await gateway.client.get("/after")).status_code == 200
 
 
@@ -386,7 +378,7 @@ async def test_an_unchanged_logger_keeps_its_batch_across_a_deploy(
     await gateway.gw.apply(environment(backend, [logger], version=2, plain_route=True))
     for n in range(2):
         await gateway.client.get(f"/after/{n}")
-    await until(lambda: len(collector.posts) == 1)
+    await eventually(lambda: len(collector.posts) == 1)
     assert [e["request"]["uri"] for e in collector.entries()] == [
         "/before/0",
         "/before/1",
@@ -405,7 +397,7 @@ async def test_a_replaced_logger_sends_what_it_held_when_retired(
     assert collector.posts == []
     new = http_logger(collector.url("/new"), batch_max_size=100, inactive_timeout=3600)
     await gateway.gw.apply(environment(backend, [new], version=2))
-    await until(lambda: len(collector.posts) == 1)
+    await eventually(lambda: len(collector.posts) == 1)
     assert collector.posts[0].path == "/old"
     assert len(json.loads(collector.posts[0].body)) == 2
 

@@ -29,6 +29,7 @@ from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins import proxy_cache
 from portico.gateway.snapshot import content_hash
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
+from tests.support.waiting import eventually
 
 STRATEGIES = [
     pytest.param({"cache_strategy": "memory", "cache_zone": "memory_cache"}, id="memory"),
@@ -432,7 +433,7 @@ async def test_the_disk_zone_stays_within_its_budget(tmp_path: Path) -> None:
         store.put(f"k{number}", entry(bytes([number]) * 2000))
         assert await store.get(f"k{number}") is not None  # waits for its own write
     assert store.used <= 10_000
-    await wait_for(lambda: on_disk(tmp_path) <= 10_000)  # (files are removed in a thread)
+    await eventually(lambda: on_disk(tmp_path) <= 10_000)  # (files are removed in a thread)
     assert await store.get("k0") is None  # the oldest went first
     assert (await store.get("k7")) == entry(bytes([7]) * 2000)
     await store.aclose()
@@ -442,7 +443,7 @@ async def test_the_disk_zone_stays_within_its_budget(tmp_path: Path) -> None:
     reopened.put("k8", entry(b"8" * 2000))
     await reopened.get("k8")
     assert await reopened.get("k8") is not None
-    await wait_for(lambda: reopened.used <= 10_000 and on_disk(tmp_path) <= 10_000)
+    await eventually(lambda: reopened.used <= 10_000 and on_disk(tmp_path) <= 10_000)
     await reopened.aclose()
 
 
@@ -458,14 +459,6 @@ async def test_a_damaged_cache_file_is_a_miss(tmp_path: Path) -> None:
 
 def on_disk(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-
-
-async def wait_for(condition: Any, deadline: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline
-    while not condition():
-        assert loop.time() < end, "condition not reached in time"
-        await asyncio.sleep(0.01)
 
 
 # -- lifetime: restarts, deploys, PURGE, keys ----------------------------------------------

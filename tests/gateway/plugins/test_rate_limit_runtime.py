@@ -28,6 +28,7 @@ from tests.e2e.test_gateway import Echo
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
 from tests.support.ports import free_port
 from tests.support.redisserver import RedisServer
+from tests.support.waiting import eventually
 
 LOOPBACK = ("127.0.0.0/8",)
 
@@ -101,13 +102,6 @@ async def redis_client(redis_server: RedisServer) -> AsyncIterator[aioredis.Redi
     await client.aclose()
 
 
-async def wait_until(condition: Any, within: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.005)
-
-
 # ---------------------------------------------------------------------------- limit-req
 
 
@@ -146,7 +140,7 @@ async def test_limit_req_delays_the_burst_and_refuses_beyond_it(
     assert (await client.get("/first")).status_code == 200  # on schedule: not delayed
     assert gate.delays == []
     held = [asyncio.create_task(client.get(f"/burst/{i}")) for i in range(2)]
-    await wait_until(lambda: len(gate.delays) == 2)
+    await eventually(lambda: len(gate.delays) == 2)
     assert sorted(gate.delays) == [1.0, 2.0]  # excess / rate
     # beyond the burst: refused at once, while the burst is still held back
     refused = await client.get("/beyond")
