@@ -197,8 +197,13 @@ class _Echo(BaseHTTPRequestHandler):
         self._send(413, b"too big for me", [("Connection", "close")])
         self.wfile.flush()
         # Closing with the unread upload in the socket sends a RST, which on Linux may discard
-        # the answer before the gateway reads it; real servers linger the same way.
-        time.sleep(0.3)
+        # the answer before the gateway reads it: linger as real servers do, reading (and
+        # dropping) what comes until the gateway, which has the answer, hangs up. (A fixed
+        # pause here was a guess at how long the gateway takes to read it.)
+        self.connection.settimeout(10)
+        with contextlib.suppress(OSError):
+            while self.rfile.read1(65536):
+                pass
         self.close_connection = True
 
     def r__hints(self, query: dict[str, str]) -> None:

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from portico.gateway.http import BodyTransform, Target, Timeouts, UpstreamResponse
+from tests.support.waiting import eventually
 
 from .conftest import (
     EchoBackend,
@@ -206,19 +207,37 @@ async def test_chunked_request_body_is_streamed(gateway: GatewayFactory, echo: E
 
 
 async def test_chunked_response_is_relayed_as_it_comes(
-    gateway: GatewayFactory, echo: EchoBackend
+    gateway: GatewayFactory, raw_backend: RawBackend
 ) -> None:
-    gw = await gateway([echo.target])
-    loop = asyncio.get_running_loop()
+    # The node writes its next chunk only once the client has the one before: a gateway that
+    # held the answer back for more would never deliver it (no timing involved).
+    received = asyncio.Queue[bytes]()
+
+    async def lockstep(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_head(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for n in range(5):
+            writer.write(b"4\r\n%s\r\n" % (b"%d" % n * 4))
+            await writer.drain()
+            got = b""
+            while len(got) < 4:
+                got += await received.get()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    port = await raw_backend(lockstep)
+    gw = await gateway([Target("127.0.0.1", port)])
+    chunks: list[bytes] = []
     async with (
+        asyncio.timeout(10),
         httpx.AsyncClient(base_url=gw.url) as client,
-        client.stream("GET", "/_stream?chunks=5&size=4&delay=0.1") as response,
+        client.stream("GET", "/") as response,
     ):
         assert response.headers["transfer-encoding"] == "chunked"
-        started = loop.time()
-        arrivals = [(loop.time() - started, chunk) async for chunk in response.aiter_raw()]
-    assert b"".join(c for _, c in arrivals) == b"0000111122223333" + b"4444"
-    assert arrivals[0][0] < 0.3  # the first chunk did not wait for the last (0.5 s)
+        async for chunk in response.aiter_raw():
+            chunks.append(chunk)
+            received.put_nowait(chunk)
+    assert b"".join(chunks) == b"0000111122223333" + b"4444"
 
 
 async def test_big_response_is_streamed_not_buffered(
@@ -466,10 +485,12 @@ async def test_truncated_upstream_body_truncates_the_client(
 async def test_client_gone_while_waiting_abandons_the_upstream(
     gateway: GatewayFactory, raw_backend: RawBackend, caplog: pytest.LogCaptureFixture
 ) -> None:
+    forwarded = asyncio.Event()
     upstream_closed = asyncio.Event()
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_head(reader)
+        forwarded.set()
         await reader.read()  # until the gateway hangs up
         upstream_closed.set()
 
@@ -477,16 +498,14 @@ async def test_client_gone_while_waiting_abandons_the_upstream(
     gw = await gateway([Target("127.0.0.1", port)], timeouts=Timeouts(read=30))
     _, writer = await asyncio.open_connection("127.0.0.1", gw.port)
     writer.write(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(forwarded.wait(), 5)  # the gateway now waits for the answer
     writer.close()
     await asyncio.wait_for(upstream_closed.wait(), 3)
-    for _ in range(50):
-        if gw.results:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: gw.results)
     assert gw.results[-1].status == 499
     assert gw.results[-1].error_kind == "client"
-    await asyncio.sleep(0.05)  # the handler's end, after the result
+    # the handler's end, after the result: every task but this test's has finished
+    await eventually(lambda: asyncio.all_tasks() == {asyncio.current_task()})
     # nobody is left to answer: not an error of the handler's
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
 
@@ -536,10 +555,7 @@ async def test_websocket_upgrade_is_tunnelled(
     writer.write(big)
     assert await asyncio.wait_for(reader.readexactly(len(big)), 5) == big
     writer.close()
-    for _ in range(100):
-        if gw.results:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: gw.results)
     result = gw.results[-1]
     assert result.status == 101
     assert result.request_bytes == len(b"early|") + len(big)

@@ -396,9 +396,10 @@ async def test_refusal_reaches_a_client_still_sending(http_server: ServerFactory
 async def test_shutdown_finishes_requests_in_flight(http_server: ServerFactory) -> None:
     from portico.gateway.http import serve, shutdown
 
-    release = asyncio.Event()
+    started, release = asyncio.Event(), asyncio.Event()
 
     async def slow(request: Request, responder: Responder) -> None:
+        started.set()
         await release.wait()
         responder.send(200, [], b"done")
 
@@ -407,9 +408,8 @@ async def test_shutdown_finishes_requests_in_flight(http_server: ServerFactory) 
     busy_reader, busy_writer = await asyncio.open_connection("127.0.0.1", port)
     idle_reader, idle_writer = await asyncio.open_connection("127.0.0.1", port)
     busy_writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(started.wait(), 5)  # in flight
     closing = asyncio.create_task(shutdown(server, grace=3))
-    await asyncio.sleep(0.05)
     assert await asyncio.wait_for(idle_reader.read(), 2) == b""  # idle: closed at once
     release.set()
     result = await read_all(busy_reader, 2)

@@ -19,6 +19,7 @@ from portico.gateway.http import (
     UpstreamResponse,
     UpstreamTimeout,
 )
+from tests.support.waiting import eventually
 
 from .conftest import EchoBackend, RawBackend, TlsMaterial, dead_port, read_head
 
@@ -248,8 +249,7 @@ async def test_idle_connections_expire(echo: EchoBackend) -> None:
     try:
         await read(await get(pool, echo.port, "/"))
         assert pool.idle_count("127.0.0.1", echo.port) == 1
-        await asyncio.sleep(0.4)
-        assert pool.idle_count("127.0.0.1", echo.port) == 0
+        await eventually(lambda: pool.idle_count("127.0.0.1", echo.port) == 0)
         await read(await get(pool, echo.port, "/"))
         assert pool.connects == 2
     finally:
