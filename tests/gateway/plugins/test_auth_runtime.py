@@ -12,7 +12,6 @@ import json
 import logging
 import secrets
 import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -63,6 +62,16 @@ def backend() -> Iterator[int]:
     server.server_close()
 
 
+#: the wall clock of the gateways here (``Gateway(now=...)``) and of the tokens they verify: a
+#: fixed moment at the start of an hour, so that a token's exp/nbf is judged against the
+#: moment it was made for and limit-count's windows (an hour here) never end mid-test
+NOW = 1_800_000_000
+
+
+def clock() -> float:
+    return float(NOW)
+
+
 @pytest.fixture
 async def start() -> AsyncIterator[Start]:
     """Start a Gateway (given options) on loopback; returns it, a client and the consumer
@@ -72,7 +81,7 @@ async def start() -> AsyncIterator[Start]:
     async def make(
         options: GatewayOptions | None = None,
     ) -> tuple[Gateway, Client, list[str | None]]:
-        gw = Gateway(options=options or GatewayOptions(secret_keys=(SERVER_KEY,)))
+        gw = Gateway(options=options or GatewayOptions(secret_keys=(SERVER_KEY,)), now=clock)
         seen: list[str | None] = []
         gw.observers.append(
             lambda _, ctx: seen.append(ctx.consumer.username if ctx.consumer else None)
@@ -119,11 +128,11 @@ def basic(user: str, password: str) -> dict[str, str]:
 
 
 def hs_token(claims: dict[str, Any], secret: str = HS_SECRET, alg: str = "HS256") -> str:
-    return jwt.encode({"exp": int(time.time()) + 600, **claims}, secret, algorithm=alg)
+    return jwt.encode({"exp": NOW + 600, **claims}, secret, algorithm=alg)
 
 
 def rs_token(claims: dict[str, Any]) -> str:
-    return jwt.encode({"exp": int(time.time()) + 600, **claims}, RSA_KEY, algorithm="RS256")
+    return jwt.encode({"exp": NOW + 600, **claims}, RSA_KEY, algorithm="RS256")
 
 
 def forged(header: dict[str, Any], claims: dict[str, Any], signer: bytes | None) -> str:
@@ -332,8 +341,8 @@ def _rs_public_pem() -> bytes:
         (hs_token({"sub": "alice"}), "missing user key in JWT token"),
         (hs_token({"key": "nobody"}), "Invalid user key in JWT token"),
         (hs_token({"key": 42}), "Invalid user key in JWT token"),
-        (hs_token({"key": "alice-key", "exp": int(time.time()) - 5}), "failed to verify jwt"),
-        (hs_token({"key": "alice-key", "nbf": int(time.time()) + 600}), "failed to verify jwt"),
+        (hs_token({"key": "alice-key", "exp": NOW - 5}), "failed to verify jwt"),
+        (hs_token({"key": "alice-key", "nbf": NOW + 600}), "failed to verify jwt"),
         (hs_token({"key": "alice-key", "exp": "tomorrow"}), "failed to verify jwt"),
         (hs_token({"key": "alice-key"}, secret="another-secret-" + "x" * 32), None),
         # the algorithm is the consumer's: a token by her own secret but another HMAC fails
@@ -539,7 +548,7 @@ def test_authentication_on_uvloop(backend: int) -> None:
     """Production's loop: basic-auth's hashing leaves the loop for a thread and comes back."""
 
     async def scenario() -> None:
-        gw = Gateway(options=GatewayOptions(secret_keys=(SERVER_KEY,)))
+        gw = Gateway(options=GatewayOptions(secret_keys=(SERVER_KEY,)), now=clock)
         server = await serve(gw.handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
         chain = [
