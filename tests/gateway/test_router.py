@@ -4,7 +4,6 @@ gets around a route's prefix, and the tree answers as a naive linear matcher doe
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -356,9 +355,7 @@ def test_deep_route_builds_and_matches_without_recursion() -> None:
 def test_ten_thousand_routes() -> None:
     routes = [route(f"/svc{i % 100}/r{i}/:id", f"r{i}", methods=["GET"]) for i in range(10_000)]
     routes.append(route("/svc7/*", "fallback"))
-    started = time.perf_counter()
-    router = Router.build(routes)
-    assert time.perf_counter() - started < 10  # generous: the bench measures it
+    router = Router.build(routes)  # how fast: the bench measures it, tests never time
     assert len(router) == 10_001
     assert params(router, "/svc42/r9942/abc") == {"id": "abc"}
     assert matched(router, "/svc42/r9942/abc") == "r9942"
