@@ -92,6 +92,12 @@ MATRIX: list[tuple[str, str, str]] = [
     ("GET", "/consumers/{id}", "consumer.read"),
     ("PATCH", "/consumers/{id}", "consumer.manage"),
     ("DELETE", "/consumers/{id}", "consumer.manage"),
+    ("GET", "/developers/{id}/envs/{id}/apps", "developer.read"),
+    ("POST", "/developers/{id}/envs/{id}/apps", "developer.manage"),
+    ("GET", "/apps/{id}", "developer.read"),
+    ("PATCH", "/apps/{id}", "developer.manage"),
+    ("DELETE", "/apps/{id}", "developer.manage"),
+    ("POST", "/apps/{id}/credentials/rotate", "developer.manage"),
 ]
 
 ROLES = [*PREDEFINED_ROLES, None]  # None: a member holding no role at all

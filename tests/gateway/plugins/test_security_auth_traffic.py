@@ -155,10 +155,7 @@ MINIMAL: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             "show_limit_quota_header": True,
         },
     ),
-    "product-quota": (
-        {},
-        {"rejected_code": 429, "policy": "local", "redis_url": None, "allow_degradation": False},
-    ),
+    "product-quota": ({}, {"error_policy": "fail_close"}),
 }
 
 REQUIRED: dict[str, set[str]] = {
@@ -182,7 +179,7 @@ SECRETS: dict[str, frozenset[str]] = {
     "csrf": frozenset({"key"}),
     "openid-connect": frozenset({"client_secret"}),
     "limit-count": frozenset({"redis_url"}),
-    "product-quota": frozenset({"redis_url"}),
+    "product-quota": frozenset(),
 }
 
 CREDENTIALS: dict[str, tuple[set[str], frozenset[str]]] = {
@@ -363,8 +360,8 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
         with_("limit-count", show_limit_quota_header="yes"),
         "/show_limit_quota_header",
     ),
-    ("product-quota", {"rejected_code": 199}, "/rejected_code"),
-    ("product-quota", {"policy": "memcached"}, "/policy"),
+    ("product-quota", {"error_policy": "fail_sometimes"}, "/error_policy"),
+    ("product-quota", {"rejected_code": 429}, "/rejected_code"),
 ]
 
 
@@ -554,14 +551,10 @@ SEMANTIC: list[tuple[str, dict[str, Any], str, str]] = [
     ("limit-count", with_("limit-count", key="$http_x_user"), "/key", VAR_KEY),
     ("limit-count", with_("limit-count", key_type="var_combination"), "/key", COMBINED_KEY),
     ("limit-count", with_("limit-count", policy="redis"), "/redis_url", REDIS_NEEDED),
-    ("product-quota", {"policy": "redis"}, "/redis_url", REDIS_NEEDED),
 ]
 SEMANTIC += [
     ("limit-count", with_("limit-count", policy="redis", redis_url=url), "/redis_url", REDIS_URL)
     for url in ("http://cache:6379", "redis://", "redis://cache/zero", "redis://cache:0", "rediss")
-]
-SEMANTIC += [
-    ("product-quota", {"redis_url": "redis://cache:99999"}, "/redis_url", REDIS_URL),
 ]
 SEMANTIC += [
     (
@@ -644,7 +637,7 @@ ACCEPTED: list[tuple[str, dict[str, Any]]] = [
     ("limit-count", with_("limit-count", policy="redis", redis_url="redis://:pw@cache:6379/0")),
     ("limit-count", with_("limit-count", policy="redis", redis_url="rediss://cache")),
     ("limit-count", with_("limit-count", redis_url="redis://cache")),  # kept, unused locally
-    ("product-quota", {"policy": "redis", "redis_url": "redis://cache:6379", "rejected_code": 403}),
+    ("product-quota", {"error_policy": "fail_open"}),
 ]
 
 
