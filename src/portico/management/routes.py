@@ -17,6 +17,8 @@ from portico.management.group.endpoints import router as group_router
 from portico.management.identity_provider.endpoints import router as identity_provider_router
 from portico.management.org.endpoints import router as org_router
 from portico.management.plugin.endpoints import router as plugin_router
+from portico.management.product.endpoints import env_router as env_product_router
+from portico.management.product.endpoints import router as product_router
 from portico.management.revision.endpoints import router as revision_router
 from portico.management.role.endpoints import router as role_router
 from portico.management.telemetry.endpoints import router as telemetry_router
@@ -39,6 +41,8 @@ ROUTERS = (
     plugin_router,
     consumer_router,
     app_router,
+    product_router,
+    env_product_router,
     dataplane_router,
     telemetry_router,
     audit_log_router,

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from sqlalchemy import Select, delete, func, select
+
+from portico.core.db.repository import Repository
+from portico.management.api.models import Api
+from portico.management.app.models import App, AppProduct
+from portico.management.environment.models import Environment
+from portico.management.product.models import Product, ProductDeployment
+
+
+class ProductRepository(Repository[Product]):
+    model = Product
+    sort_columns = {
+        "name": Product.name,
+        "createdAt": Product.created_at,
+        "updatedAt": Product.updated_at,
+    }
+
+    def in_org(self, org_id: uuid.UUID) -> Select[Product]:
+        return select(Product).where(Product.org_id == org_id)
+
+    def deployed_in(self, env_id: uuid.UUID) -> Select[Product]:
+        return select(Product).where(
+            Product.id.in_(
+                select(ProductDeployment.product_id).where(
+                    ProductDeployment.environment_id == env_id
+                )
+            )
+        )
+
+    async def get_in_org(self, org_id: uuid.UUID, product_id: uuid.UUID) -> Product | None:
+        return await self.first(self.in_org(org_id).where(Product.id == product_id))
+
+    async def name_taken(
+        self, org_id: uuid.UUID, name: str, *, except_id: uuid.UUID | None = None
+    ) -> bool:
+        statement = self.in_org(org_id).where(Product.name == name)
+        if except_id is not None:
+            statement = statement.where(Product.id != except_id)
+        return await self.first(statement) is not None
+
+    async def api_ids_in_org(self, org_id: uuid.UUID, ids: Iterable[uuid.UUID]) -> set[uuid.UUID]:
+        """Those of ``ids`` that name an API of the org."""
+        wanted = list(ids)
+        if not wanted:
+            return set()
+        rows = await self.session.scalars(
+            select(Api.id).where(Api.org_id == org_id, Api.id.in_(wanted))
+        )
+        return set(rows)
+
+    async def environment_ids(
+        self, product_ids: Iterable[uuid.UUID]
+    ) -> dict[uuid.UUID, list[uuid.UUID]]:
+        """Product id → ids of the environments it is deployed in, in id order."""
+        wanted = list(product_ids)
+        out: dict[uuid.UUID, list[uuid.UUID]] = {p: [] for p in wanted}
+        if not wanted:
+            return out
+        rows = await self.session.execute(
+            select(ProductDeployment.product_id, ProductDeployment.environment_id)
+            .where(ProductDeployment.product_id.in_(wanted))
+            .order_by(ProductDeployment.environment_id)
+        )
+        for product_id, env_id in rows:
+            out[product_id].append(env_id)
+        return out
+
+    async def deployment(
+        self, product_id: uuid.UUID, env_id: uuid.UUID
+    ) -> ProductDeployment | None:
+        deployment: ProductDeployment | None = await self.session.get(
+            ProductDeployment, (product_id, env_id)
+        )
+        return deployment
+
+    async def add_deployment(self, deployment: ProductDeployment) -> None:
+        self.session.add(deployment)
+        await self.session.flush()
+
+    async def remove_deployment(self, deployment: ProductDeployment) -> None:
+        await self.session.delete(deployment)
+        await self.session.flush()
+
+    async def remove_deployments(self, product_id: uuid.UUID) -> None:
+        await self.session.execute(
+            delete(ProductDeployment).where(ProductDeployment.product_id == product_id)
+        )
+
+    async def subscriber_count(self, product_id: uuid.UUID) -> int:
+        """How many apps subscribe to the product."""
+        count = await self.session.scalar(
+            select(func.count(func.distinct(AppProduct.app_id))).where(
+                AppProduct.product_id == product_id
+            )
+        )
+        return int(count or 0)
+
+    async def subscriber_environment_ids(self, product_id: uuid.UUID) -> set[uuid.UUID]:
+        """The environments of the apps that subscribe to the product."""
+        rows = await self.session.scalars(
+            select(App.environment_id)
+            .join(AppProduct, AppProduct.app_id == App.id)
+            .where(AppProduct.product_id == product_id)
+            .distinct()
+        )
+        return set(rows)
+
+    async def remove_subscriptions(self, product_id: uuid.UUID) -> None:
+        await self.session.execute(delete(AppProduct).where(AppProduct.product_id == product_id))
+
+    async def environments(self, env_ids: Iterable[uuid.UUID]) -> list[Environment]:
+        """The environments, in id order (the order every publisher locks them in)."""
+        wanted = list(env_ids)
+        if not wanted:
+            return []
+        return list(
+            await self.session.scalars(
+                select(Environment).where(Environment.id.in_(wanted)).order_by(Environment.id)
+            )
+        )
