@@ -12,6 +12,7 @@ from portico.management.auth.endpoints import router as auth_router
 from portico.management.consumer.endpoints import router as consumer_router
 from portico.management.dataplane.endpoints import router as dataplane_router
 from portico.management.deployment.endpoints import router as deployment_router
+from portico.management.developer.endpoints import router as developer_router
 from portico.management.environment.endpoints import router as environment_router
 from portico.management.group.endpoints import router as group_router
 from portico.management.identity_provider.endpoints import router as identity_provider_router
@@ -40,6 +41,7 @@ ROUTERS = (
     deployment_router,
     plugin_router,
     consumer_router,
+    developer_router,
     app_router,
     product_router,
     env_product_router,

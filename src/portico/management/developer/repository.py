@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from sqlalchemy import Select, delete, func, select
+
+from portico.core.db.repository import Repository
+from portico.management.app.models import App, AppProduct
+from portico.management.consumer.models import Consumer
+from portico.management.developer.models import Developer
+from portico.management.environment.models import Environment
+
+
+class DeveloperRepository(Repository[Developer]):
+    model = Developer
+    sort_columns = {
+        "email": Developer.email,
+        "lastName": Developer.last_name,
+        "createdAt": Developer.created_at,
+    }
+
+    def in_org(self, org_id: uuid.UUID) -> Select[Developer]:
+        return select(Developer).where(Developer.org_id == org_id)
+
+    async def get_in_org(self, org_id: uuid.UUID, developer_id: uuid.UUID) -> Developer | None:
+        return await self.first(self.in_org(org_id).where(Developer.id == developer_id))
+
+    async def email_taken(
+        self, org_id: uuid.UUID, email: str, *, except_id: uuid.UUID | None = None
+    ) -> bool:
+        statement = self.in_org(org_id).where(Developer.email == email)
+        if except_id is not None:
+            statement = statement.where(Developer.id != except_id)
+        return await self.first(statement) is not None
+
+    async def app_counts(self, developer_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
+        """Developer id → how many apps they own (0 for none)."""
+        wanted = list(developer_ids)
+        counts = dict.fromkeys(wanted, 0)
+        if not wanted:
+            return counts
+        rows = await self.session.execute(
+            select(App.developer_id, func.count(App.id))
+            .where(App.developer_id.in_(wanted))
+            .group_by(App.developer_id)
+        )
+        for developer_id, count in rows:
+            counts[developer_id] = int(count)
+        return counts
+
+    async def apps(self, developer_id: uuid.UUID) -> list[App]:
+        return list(
+            await self.session.scalars(
+                select(App).where(App.developer_id == developer_id).order_by(App.id)
+            )
+        )
+
+    async def app_environment_ids(self, developer_id: uuid.UUID) -> set[uuid.UUID]:
+        rows = await self.session.scalars(
+            select(App.environment_id).where(App.developer_id == developer_id).distinct()
+        )
+        return set(rows)
+
+    async def delete_apps(self, apps: list[App]) -> None:
+        """The apps, their subscriptions, then the consumers they owned (apps refer to their
+        consumer with RESTRICT: the apps go first)."""
+        if not apps:
+            return
+        app_ids = [a.id for a in apps]
+        consumer_ids = [a.consumer_id for a in apps]
+        await self.session.execute(delete(AppProduct).where(AppProduct.app_id.in_(app_ids)))
+        for app in apps:
+            await self.session.delete(app)
+        await self.session.flush()
+        await self.session.execute(delete(Consumer).where(Consumer.id.in_(consumer_ids)))
+
+    async def environments(self, env_ids: Iterable[uuid.UUID]) -> list[Environment]:
+        """The environments, in id order (the order every publisher locks them in)."""
+        wanted = list(env_ids)
+        if not wanted:
+            return []
+        return list(
+            await self.session.scalars(
+                select(Environment).where(Environment.id.in_(wanted)).order_by(Environment.id)
+            )
+        )
