@@ -18,7 +18,7 @@ from portico.core.clock import utcnow
 from portico.core.errors import Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
-from portico.management.deployment.snapshot import publish
+from portico.management.deployment.snapshot import lock_environment, publish
 from portico.management.environment import service as environment_service
 from portico.management.environment.models import Environment
 from portico.management.product.models import Product, ProductDeployment
@@ -208,6 +208,8 @@ async def deploy(
     env = await environment_service.get(session=session, caller=caller, env_id=env_id)
     repository = ProductRepository(session)
     product = await _get(repository, caller, product_id)
+    # two concurrent deploys of one product: the second waits, then finds the first's row
+    await lock_environment(session, env.id)
     existing = await repository.deployment(product.id, env.id)
     if existing is not None:
         return existing
@@ -232,6 +234,7 @@ async def undeploy(
     env = await environment_service.get(session=session, caller=caller, env_id=env_id)
     repository = ProductRepository(session)
     product = await _get(repository, caller, product_id)
+    await lock_environment(session, env.id)
     deployment = await repository.deployment(product.id, env.id)
     if deployment is None:
         raise ProductNotDeployed()
