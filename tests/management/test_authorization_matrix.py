@@ -98,6 +98,19 @@ MATRIX: list[tuple[str, str, str]] = [
     ("PATCH", "/apps/{id}", "developer.manage"),
     ("DELETE", "/apps/{id}", "developer.manage"),
     ("POST", "/apps/{id}/credentials/rotate", "developer.manage"),
+    ("GET", "/developers", "developer.read"),
+    ("POST", "/developers", "developer.manage"),
+    ("GET", "/developers/{id}", "developer.read"),
+    ("PATCH", "/developers/{id}", "developer.manage"),
+    ("DELETE", "/developers/{id}", "developer.manage"),
+    ("GET", "/products", "product.read"),
+    ("POST", "/products", "product.manage"),
+    ("GET", "/products/{id}", "product.read"),
+    ("PATCH", "/products/{id}", "product.manage"),
+    ("DELETE", "/products/{id}", "product.manage"),
+    ("GET", "/envs/{id}/products", "product.read"),
+    ("POST", "/envs/{id}/products/{id}/deploy", "product.manage"),
+    ("DELETE", "/envs/{id}/products/{id}/deploy", "product.manage"),
 ]
 
 ROLES = [*PREDEFINED_ROLES, None]  # None: a member holding no role at all

@@ -16,9 +16,7 @@ import pytest
 from portico.core.db.engine import Database
 from portico.gateway.gateway import Gateway
 from portico.management.consumer.models import Consumer
-from portico.management.developer.models import Developer
-from portico.management.product.models import Product, ProductDeployment
-from tests.conftest import Factory, Org
+from tests.conftest import Factory
 from tests.e2e.test_gateway import Echo
 from tests.gateway.test_pipeline import running
 from tests.management.conftest import World, route
@@ -34,43 +32,32 @@ def backend() -> Iterator[int]:
     server.server_close()
 
 
-async def developer(database: Database, org: Org, email: str, status: str = "active") -> str:
-    async with database.session() as session, session.begin():
-        row = Developer(
-            id=uuid.uuid4(),
-            org_id=uuid.UUID(str(org.id)),
-            first_name="Ada",
-            last_name="Lovelace",
-            email=email,
-            status=status,
-        )
-        session.add(row)
-    return str(row.id)
+async def developer(world: World, email: str, status: str = "active") -> str:
+    """A developer, created as a user would (POST /developers)."""
+    body = {"firstName": "Ada", "lastName": "Lovelace", "email": email, "status": status}
+    created = await world.call("POST", "/developers", body)
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])
 
 
 async def product(
-    database: Database,
-    org: Org,
+    world: World,
     name: str,
     api_ids: list[str],
     quota: dict[str, Any] | None,
-    deployed_in: str | None = None,
+    deployed: bool = True,
 ) -> str:
-    async with database.session() as session, session.begin():
-        row = Product(
-            id=uuid.uuid4(),
-            org_id=uuid.UUID(str(org.id)),
-            name=name,
-            display_name=name,
-            description="",
-            api_ids=api_ids,
-            quota=quota,
-        )
-        session.add(row)
-        await session.flush()
-        if deployed_in is not None:
-            session.add(ProductDeployment(product_id=row.id, environment_id=uuid.UUID(deployed_in)))
-    return str(row.id)
+    """A product (POST /products), deployed in the world's environment unless told not to."""
+    body: dict[str, Any] = {"name": name, "apiIds": api_ids}
+    if quota is not None:
+        body["quota"] = quota
+    created = await world.call("POST", "/products", body)
+    assert created.status_code == 201, created.text
+    product_id = str(created.json()["id"])
+    if deployed:
+        answer = await world.call("POST", f"/envs/{world.env_id}/products/{product_id}/deploy")
+        assert answer.status_code == 200, answer.text
+    return product_id
 
 
 def per_minute(limit: int) -> dict[str, Any]:
@@ -90,9 +77,10 @@ async def config(world: World) -> dict[str, Any]:
 async def test_create_generates_the_key_once_and_the_snapshot_carries_the_app(
     world: World, database: Database
 ) -> None:
-    dev = await developer(database, world.org, "ada@example.com")
-    p1 = await product(database, world.org, "gold", ["api-1"], per_minute(5), world.env_id)
-    p2 = await product(database, world.org, "silver", ["api-1"], per_minute(9), world.env_id)
+    dev = await developer(world, "ada@example.com")
+    api_id = (await world.call("POST", "/apis", {"name": "orders"})).json()["id"]
+    p1 = await product(world, "gold", [api_id], per_minute(5))
+    p2 = await product(world, "silver", [api_id], per_minute(9))
     created = await create_app(world, dev, name="mobile", products={p2: 2, p1: 1})
     assert created.status_code == 201, created.text
     body = created.json()
@@ -124,7 +112,7 @@ async def test_create_generates_the_key_once_and_the_snapshot_carries_the_app(
 
 
 async def test_generated_basic_and_jwt_credentials(world: World, database: Database) -> None:
-    dev = await developer(database, world.org, "bob@example.com")
+    dev = await developer(world, "bob@example.com")
     created = await create_app(
         world, dev, name="server", plugins={"basic-auth": {}, "jwt-auth": {}}
     )
@@ -139,7 +127,7 @@ async def test_generated_basic_and_jwt_credentials(world: World, database: Datab
 
 
 async def test_bad_input_is_refused_naming_the_field(world: World, database: Database) -> None:
-    dev = await developer(database, world.org, "c@example.com")
+    dev = await developer(world, "c@example.com")
     unknown = str(uuid.uuid4())
     answer = await create_app(world, dev, name="x", products={unknown: 1})
     assert answer.status_code == 400
@@ -169,8 +157,8 @@ async def test_bad_input_is_refused_naming_the_field(world: World, database: Dat
 
 
 async def test_reassign_revoke_and_delete(world: World, database: Database) -> None:
-    ada = await developer(database, world.org, "ada@example.com")
-    bob = await developer(database, world.org, "bob@example.com")
+    ada = await developer(world, "ada@example.com")
+    bob = await developer(world, "bob@example.com")
     created = (await create_app(world, ada, name="web")).json()
     app_path = f"/apps/{created['id']}"
     moved = await world.call("PATCH", app_path, {"developerId": bob})
@@ -196,12 +184,12 @@ async def test_reassign_revoke_and_delete(world: World, database: Database) -> N
 async def test_inactive_developer_and_other_environment_cut_access(
     world: World, database: Database
 ) -> None:
-    idle = await developer(database, world.org, "idle@example.com", status="inactive")
+    idle = await developer(world, "idle@example.com", status="inactive")
     await create_app(world, idle, name="dormant")
     other_env = await world.call(
         "POST", "/envs", {"name": "stage", "gatewayHosts": ["s.example.com"]}
     )
-    busy = await developer(database, world.org, "busy@example.com")
+    busy = await developer(world, "busy@example.com")
     elsewhere = await world.call(
         "POST", f"/developers/{busy}/envs/{other_env.json()['id']}/apps", {"name": "staged"}
     )
@@ -210,8 +198,8 @@ async def test_inactive_developer_and_other_environment_cut_access(
 
 
 async def test_permissions(world: World, database: Database, factory: Factory) -> None:
-    dev = await developer(database, world.org, "p@example.com")
-    viewer = await factory.user(world.org, roles=["Viewer"])
+    dev = await developer(world, "p@example.com")
+    viewer = await factory.user(world.org, roles=("Viewer",))
     url = f"/api/orgs/{world.org.id}/developers/{dev}/envs/{world.env_id}/apps"
     listed = await world.client.get(url, headers=viewer.headers)
     assert listed.status_code == 200
@@ -244,9 +232,9 @@ async def test_the_quota_an_app_buys_is_enforced_on_real_traffic(
     )
     deployed = await world.deploy({"api": api_id, "revision": revision.json()["id"]})
     assert deployed.status_code == 200, deployed.text
-    dev = await developer(database, world.org, "ada@example.com")
-    small = await product(database, world.org, "small", [api_id], per_minute(5), world.env_id)
-    large = await product(database, world.org, "large", [api_id], per_minute(1000), world.env_id)
+    dev = await developer(world, "ada@example.com")
+    small = await product(world, "small", [api_id], per_minute(5))
+    large = await product(world, "large", [api_id], per_minute(1000))
     a = (await create_app(world, dev, name="a", products={small: 1})).json()
     b = (await create_app(world, dev, name="b", products={large: 1})).json()
     key_a = a["generatedCredentials"]["key-auth"]["key"]
@@ -271,7 +259,7 @@ async def test_the_quota_an_app_buys_is_enforced_on_real_traffic(
 async def test_an_app_plugin_the_gateway_cannot_run_is_refused(
     world: World, database: Database
 ) -> None:
-    dev = await developer(database, world.org, "w@example.com")
+    dev = await developer(world, "w@example.com")
     answer = await create_app(
         world, dev, name="x", plugins={"key-auth": {}, "waf": {"host": "10.0.0.1", "port": 9}}
     )
