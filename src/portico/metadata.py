@@ -19,6 +19,7 @@ from portico.management.role import models as role_models
 from portico.management.telemetry import models as telemetry_models
 from portico.management.upstream import models as upstream_models
 from portico.management.user import models as user_models
+from portico.management.widget import models as widget_models
 from portico.marketplace.auth import models as marketplace_auth_models
 from portico.marketplace.notification import models as notification_models
 from portico.marketplace.user import models as marketplace_user_models
@@ -52,4 +53,5 @@ __all__ = [
     "telemetry_models",
     "upstream_models",
     "user_models",
+    "widget_models",
 ]

@@ -13,11 +13,13 @@ import pytest
 from portico.gateway.gateway import Gateway
 from portico.gateway.snapshot import content_hash
 from portico.gateway.telemetry import (
-    LATENCY_BUCKETS_MS,
+    SKETCH_ACCURACY,
+    SKETCH_MAX_INDEX,
     Batch,
     Rollup,
     TelemetryRecorder,
-    bucket_of,
+    sketch_index,
+    sketch_value,
 )
 from tests.gateway import test_pipeline
 from tests.gateway.test_pipeline import plugin, running, snapshot
@@ -58,6 +60,13 @@ def with_key_auth(backend: int) -> dict[str, Any]:
             "username": "alice",
             "credentials": {"key-auth": {"key_hash": hashlib.sha256(b"alice-key").hexdigest()}},
             "plugins": [],
+            "app": {
+                "id": "app-1",
+                "name": "Mobile",
+                "developer_id": "dev-1",
+                "developer_email": "dev@example.com",
+                "product_ids": [],
+            },
         }
     ]
     document["content_hash"] = content_hash(document)
@@ -83,15 +92,30 @@ async def test_each_routed_request_is_folded_into_a_rollup(
     ok_rollup = documents[("POST", 200)]
     assert ok_rollup["consumer"] == "alice"
     assert (ok_rollup["apiId"], ok_rollup["routeId"]) == ("api", "rev:0")
+    assert (ok_rollup["appId"], ok_rollup["developerId"], ok_rollup["productId"]) == (
+        "app-1",
+        "dev-1",
+        "",
+    )
+    assert (ok_rollup["appName"], ok_rollup["developerEmail"]) == ("Mobile", "dev@example.com")
+    assert ok_rollup["apiPath"] == ok_rollup["upstreamPath"] == "/*"
+    assert (ok_rollup["routeName"], ok_rollup["apiName"]) == ("all", "api")
     assert ok_rollup["minute"] == "2026-09-21T14:13:00+00:00"
     assert ok_rollup["requests"] == 3
     assert ok_rollup["upstreamRequests"] == 3
     assert ok_rollup["requestBytes"] == 15
+    assert ok_rollup["requestBytesMin"] == ok_rollup["requestBytesMax"] == 5
+    assert ok_rollup["requestSketch"] == [[sketch_index(5), 3]]
     assert ok_rollup["responseBytes"] > 0
-    assert sum(ok_rollup["latencyBuckets"]) == 3
-    assert ok_rollup["latencyMsMax"] <= ok_rollup["latencyMsSum"]
+    assert sum(count for _, count in ok_rollup["latencySketch"]) == 3
+    assert sum(count for _, count in ok_rollup["upstreamSketch"]) == 3
+    transfer = ok_rollup["transferSketch"]
+    assert sum(count for _, count in transfer) == 3
+    assert ok_rollup["transferBytesMin"] == 5 + ok_rollup["responseBytesMin"]
+    assert ok_rollup["latencyMsMin"] <= ok_rollup["latencyMsMax"] <= ok_rollup["latencyMsSum"]
     refused = documents[("GET", 401)]
     assert (refused["consumer"], refused["upstreamRequests"]) == ("", 0)
+    assert (refused["appId"], refused["appName"], refused["upstreamSketch"]) == ("", "", [])
     # shipped data is gone from the recorder: nothing is sent twice
     assert recorder.pending == {}
     assert await recorder.ship()
@@ -143,9 +167,13 @@ async def test_a_partial_delivery_is_not_sent_again() -> None:
         raise ConnectionError("reset")
 
     recorder = TelemetryRecorder(sink, now=lambda: NOW)
+    one, two = Rollup(), Rollup()
+    one.add(1.0, -1.0, 0, 10)
+    two.add(1.0, 0.5, 0, 10)
+    two.add(3.0, 2.5, 0, 10)
     recorder.pending = {
-        ("env", 0, "a", "r", "", "GET", 200): Rollup(requests=1, buckets=[1] + [0] * 11),
-        ("env", 0, "a", "r", "", "GET", 500): Rollup(requests=2, buckets=[2] + [0] * 11),
+        ("env", 0, "a", "r", "", "GET", 200, "", "", ""): one,
+        ("env", 0, "a", "r", "", "GET", 500, "", "", ""): two,
     }
     assert not await recorder.ship()
     assert [r.requests for r in recorder.pending.values()] == [2]
@@ -153,9 +181,33 @@ async def test_a_partial_delivery_is_not_sent_again() -> None:
 
 
 @pytest.mark.parametrize(
-    ("latency", "bucket"),
-    [(0.0, 0), (5.0, 0), (5.1, 1), (1000.0, 7), (10_000.0, 10), (10_000.1, 11)],
+    "value", [0.001, 0.0123, 1.0, 4.99, 5.0, 87.5, 1000.0, 12_345.6, 3.2e6, 9.9e11]
 )
-def test_latency_buckets(latency: float, bucket: int) -> None:
-    assert bucket_of(latency) == bucket
-    assert len(LATENCY_BUCKETS_MS) == 11
+def test_a_sketch_bin_holds_values_within_its_relative_accuracy(value: float) -> None:
+    index = sketch_index(value)
+    assert 0 < index < SKETCH_MAX_INDEX
+    assert abs(sketch_value(index) - value) <= SKETCH_ACCURACY * value * 1.000001
+    assert sketch_index(value * 1.05) > index  # neighbouring values are told apart
+
+
+def test_tiny_values_share_bin_zero_and_huge_ones_the_last() -> None:
+    assert sketch_index(0) == sketch_index(0.0009) == 0
+    assert sketch_value(0) == 0.0
+    assert sketch_index(1e15) == SKETCH_MAX_INDEX
+
+
+def test_rollups_merge_their_extremes_and_sketches() -> None:
+    first, second = Rollup(), Rollup()
+    first.add(10.0, -1.0, 0, 100)
+    first.add(30.0, 20.0, 7, 50)
+    second.add(5.0, 4.0, 3, 500)
+    first.merge(second)
+    assert (first.requests, first.upstream_requests) == (3, 2)
+    assert (first.latency_ms_min, first.latency_ms_max, first.latency_ms_sum) == (5.0, 30.0, 45.0)
+    assert (first.upstream_ms_min, first.upstream_ms_max) == (4.0, 20.0)
+    assert (first.request_bytes_min, first.request_bytes_max) == (0, 7)
+    assert (first.response_bytes_min, first.response_bytes_max) == (50, 500)
+    assert (first.transfer_bytes_min, first.transfer_bytes_max) == (57, 503)
+    assert sum(first.latency_sketch.values()) == 3
+    assert sum(first.upstream_sketch.values()) == 2
+    assert first.request_sketch[0] == 1  # a request without a body

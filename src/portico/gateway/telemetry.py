@@ -1,9 +1,13 @@
 """Telemetry: every request that reached a route becomes a record, folded at once into
 per-minute rollups held in memory and shipped to the control plane in batches.
 
-Folding at the node (as Kong's vitals do) keeps the cost per request to one dict lookup and a
-few additions, and makes what travels and what the control plane writes proportional to the
-number of distinct (minute, API, route, consumer, method, status) keys, not to traffic.
+Folding at the node (as Kong's vitals do) keeps the cost per request to one dict lookup, a
+few additions and five sketch bins (latency, upstream latency, request, response and total
+size: one logarithm and one dict increment each), and makes what travels and what the
+control plane writes proportional to the number of distinct (minute, API, route, consumer,
+method, status, app, product, developer) keys, not to traffic. Names (API, route, app,
+developer, product) are read from the snapshot when a key is first seen and travel with it,
+so the control plane stores them beside the ids and they outlive the entities.
 
 Nothing here blocks a request. Memory is bounded: at most ``max_keys`` rollups wait; records
 that would need a new key beyond that are dropped and counted. A failed shipment is merged
@@ -16,73 +20,263 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from portico.gateway.config import EnvironmentRuntime
     from portico.gateway.context import RequestContext
+    from portico.gateway.snapshot import SnapshotRoute
 
 logger = logging.getLogger("portico.gateway.telemetry")
 
-#: upper bounds (milliseconds) of the latency histogram's buckets; the last one is +Inf
-LATENCY_BUCKETS_MS: Final[tuple[float, ...]] = (
-    5,
-    10,
-    25,
-    50,
-    100,
-    250,
-    500,
-    1000,
-    2500,
-    5000,
-    10000,
-)
-BUCKET_COUNT: Final = len(LATENCY_BUCKETS_MS) + 1
+# ---------------------------------------------------------------------------- sketches
+#
+# Percentiles come from a DDSketch-style histogram: a value x > 0 falls into bin
+# ceil(log_gamma(x)) with gamma = (1 + a) / (1 - a), so every value of a bin is within a
+# relative a (1 %) of the bin's representative value. Merging two sketches adds their bin
+# counts, so rollups of several requests, nodes, minutes or hours merge exactly as their
+# counters do. The same mapping serves milliseconds and bytes: bins are shifted by
+# SKETCH_OFFSET so that 0.001 (a microsecond, or less than a byte) lands at 1, and bin 0
+# holds everything smaller (zero-length bodies). SKETCH_MAX_INDEX (about 10^12) is the last.
 
-#: (environment id, minute as epoch seconds, api id, route id, consumer, method, status)
-RollupKey = tuple[str, int, str, str, str, str, int]
-
-
-def bucket_of(latency_ms: float) -> int:
-    for index, bound in enumerate(LATENCY_BUCKETS_MS):
-        if latency_ms <= bound:
-            return index
-    return len(LATENCY_BUCKETS_MS)
+#: the relative accuracy of a percentile
+SKETCH_ACCURACY: Final = 0.01
+SKETCH_GAMMA: Final = (1.0 + SKETCH_ACCURACY) / (1.0 - SKETCH_ACCURACY)
+_INV_LN_GAMMA: Final = 1.0 / math.log(SKETCH_GAMMA)
+#: values below it count in bin 0 (and read back as 0)
+SKETCH_MIN_VALUE: Final = 0.001
+SKETCH_OFFSET: Final = 347
+SKETCH_MAX_INDEX: Final = 1730
+_log: Final = math.log
+_ceil: Final = math.ceil
 
 
-@dataclass(slots=True)
+def sketch_index(value: float) -> int:
+    """The bin of ``value`` (milliseconds or bytes)."""
+    if value < SKETCH_MIN_VALUE:
+        return 0
+    index = int(_ceil(_log(value) * _INV_LN_GAMMA)) + SKETCH_OFFSET
+    return index if index < SKETCH_MAX_INDEX else SKETCH_MAX_INDEX
+
+
+def sketch_value(index: int) -> float:
+    """The representative value of bin ``index``: within SKETCH_ACCURACY of all it holds."""
+    if index <= 0:
+        return 0.0
+    return 2.0 * SKETCH_GAMMA ** (index - SKETCH_OFFSET) / (SKETCH_GAMMA + 1.0)
+
+
+def _count(sketch: dict[int, int], value: float) -> None:
+    index = sketch_index(value)
+    sketch[index] = sketch.get(index, 0) + 1
+
+
+def _merge_sketch(into: dict[int, int], other: dict[int, int]) -> None:
+    for index, count in other.items():
+        into[index] = into.get(index, 0) + count
+
+
+# ---------------------------------------------------------------------------- rollups
+
+#: (environment id, minute as epoch seconds, api id, route id, consumer, method, status,
+#: app id, product id, developer id): '' where the request had none
+RollupKey = tuple[str, int, str, str, str, str, int, str, str, str]
+
+#: names that go with a key's ids, taken when the key is first seen (see ``labels_of``):
+#: (api name, route name, route uri, upstream path, app name, developer email, product name)
+Labels = tuple[str, str, str, str, str, str, str]
+
+_NO_LABELS: Final[Labels] = ("", "", "", "", "", "", "")
+
+
 class Rollup:
-    requests: int = 0
-    latency_ms_sum: float = 0.0
-    latency_ms_max: float = 0.0
-    upstream_requests: int = 0
-    upstream_ms_sum: float = 0.0
-    request_bytes: int = 0
-    response_bytes: int = 0
-    buckets: list[int] = field(default_factory=lambda: [0] * BUCKET_COUNT)
+    """What the requests of one key add up to. ``*_min``/``*_max`` are meaningful once the
+    matching count is positive (upstream measures: ``upstream_requests``)."""
+
+    __slots__ = (
+        "labels",
+        "latency_ms_max",
+        "latency_ms_min",
+        "latency_ms_sum",
+        "latency_sketch",
+        "request_bytes",
+        "request_bytes_max",
+        "request_bytes_min",
+        "request_sketch",
+        "requests",
+        "response_bytes",
+        "response_bytes_max",
+        "response_bytes_min",
+        "response_sketch",
+        "transfer_bytes_max",
+        "transfer_bytes_min",
+        "transfer_sketch",
+        "upstream_ms_max",
+        "upstream_ms_min",
+        "upstream_ms_sum",
+        "upstream_requests",
+        "upstream_sketch",
+    )
+
+    def __init__(self, labels: Labels = _NO_LABELS) -> None:
+        self.labels = labels
+        self.requests = 0
+        self.latency_ms_sum = 0.0
+        self.latency_ms_min = 0.0
+        self.latency_ms_max = 0.0
+        self.upstream_requests = 0
+        self.upstream_ms_sum = 0.0
+        self.upstream_ms_min = 0.0
+        self.upstream_ms_max = 0.0
+        self.request_bytes = 0
+        self.request_bytes_min = 0
+        self.request_bytes_max = 0
+        self.response_bytes = 0
+        self.response_bytes_min = 0
+        self.response_bytes_max = 0
+        self.transfer_bytes_min = 0
+        self.transfer_bytes_max = 0
+        self.latency_sketch: dict[int, int] = {}
+        self.upstream_sketch: dict[int, int] = {}
+        self.request_sketch: dict[int, int] = {}
+        self.response_sketch: dict[int, int] = {}
+        self.transfer_sketch: dict[int, int] = {}
+
+    def add(
+        self, latency_ms: float, upstream_ms: float, request_bytes: int, response_bytes: int
+    ) -> None:
+        """One request; ``upstream_ms`` < 0: it was not proxied."""
+        transfer = request_bytes + response_bytes
+        if self.requests == 0:
+            self.latency_ms_min = self.latency_ms_max = latency_ms
+            self.request_bytes_min = self.request_bytes_max = request_bytes
+            self.response_bytes_min = self.response_bytes_max = response_bytes
+            self.transfer_bytes_min = self.transfer_bytes_max = transfer
+        else:
+            if latency_ms < self.latency_ms_min:
+                self.latency_ms_min = latency_ms
+            elif latency_ms > self.latency_ms_max:
+                self.latency_ms_max = latency_ms
+            if request_bytes < self.request_bytes_min:
+                self.request_bytes_min = request_bytes
+            elif request_bytes > self.request_bytes_max:
+                self.request_bytes_max = request_bytes
+            if response_bytes < self.response_bytes_min:
+                self.response_bytes_min = response_bytes
+            elif response_bytes > self.response_bytes_max:
+                self.response_bytes_max = response_bytes
+            if transfer < self.transfer_bytes_min:
+                self.transfer_bytes_min = transfer
+            elif transfer > self.transfer_bytes_max:
+                self.transfer_bytes_max = transfer
+        self.requests += 1
+        self.latency_ms_sum += latency_ms
+        self.request_bytes += request_bytes
+        self.response_bytes += response_bytes
+        _count(self.latency_sketch, latency_ms)
+        _count(self.request_sketch, request_bytes)
+        _count(self.response_sketch, response_bytes)
+        _count(self.transfer_sketch, transfer)
+        if upstream_ms >= 0.0:
+            if self.upstream_requests == 0:
+                self.upstream_ms_min = self.upstream_ms_max = upstream_ms
+            elif upstream_ms < self.upstream_ms_min:
+                self.upstream_ms_min = upstream_ms
+            elif upstream_ms > self.upstream_ms_max:
+                self.upstream_ms_max = upstream_ms
+            self.upstream_requests += 1
+            self.upstream_ms_sum += upstream_ms
+            _count(self.upstream_sketch, upstream_ms)
 
     def merge(self, other: Rollup) -> None:
+        if other.requests == 0:
+            return
+        if self.requests == 0:
+            self.latency_ms_min = other.latency_ms_min
+            self.request_bytes_min = other.request_bytes_min
+            self.response_bytes_min = other.response_bytes_min
+            self.transfer_bytes_min = other.transfer_bytes_min
+        else:
+            self.latency_ms_min = min(self.latency_ms_min, other.latency_ms_min)
+            self.request_bytes_min = min(self.request_bytes_min, other.request_bytes_min)
+            self.response_bytes_min = min(self.response_bytes_min, other.response_bytes_min)
+            self.transfer_bytes_min = min(self.transfer_bytes_min, other.transfer_bytes_min)
+        self.latency_ms_max = max(self.latency_ms_max, other.latency_ms_max)
+        self.request_bytes_max = max(self.request_bytes_max, other.request_bytes_max)
+        self.response_bytes_max = max(self.response_bytes_max, other.response_bytes_max)
+        self.transfer_bytes_max = max(self.transfer_bytes_max, other.transfer_bytes_max)
+        if other.upstream_requests:
+            if self.upstream_requests == 0:
+                self.upstream_ms_min = other.upstream_ms_min
+                self.upstream_ms_max = other.upstream_ms_max
+            else:
+                self.upstream_ms_min = min(self.upstream_ms_min, other.upstream_ms_min)
+                self.upstream_ms_max = max(self.upstream_ms_max, other.upstream_ms_max)
         self.requests += other.requests
         self.latency_ms_sum += other.latency_ms_sum
-        self.latency_ms_max = max(self.latency_ms_max, other.latency_ms_max)
         self.upstream_requests += other.upstream_requests
         self.upstream_ms_sum += other.upstream_ms_sum
         self.request_bytes += other.request_bytes
         self.response_bytes += other.response_bytes
-        for index, count in enumerate(other.buckets):
-            self.buckets[index] += count
+        _merge_sketch(self.latency_sketch, other.latency_sketch)
+        _merge_sketch(self.upstream_sketch, other.upstream_sketch)
+        _merge_sketch(self.request_sketch, other.request_sketch)
+        _merge_sketch(self.response_sketch, other.response_sketch)
+        _merge_sketch(self.transfer_sketch, other.transfer_sketch)
 
 
-@dataclass
+def _pairs(sketch: dict[int, int]) -> list[list[int]]:
+    return [[index, sketch[index]] for index in sorted(sketch)]
+
+
+def upstream_path_of(route: SnapshotRoute) -> str:
+    """The path template the upstream receives: proxy-rewrite's ``uri`` (or its
+    ``regex_uri`` replacement) when the route has one, else the route's own uri. A template,
+    never a request's path, so the number of distinct values stays that of routes."""
+    for attachment in route.plugins:
+        if attachment.name == "proxy-rewrite":
+            uri = attachment.config.get("uri")
+            if isinstance(uri, str) and uri:
+                return uri
+            regex = attachment.config.get("regex_uri")
+            if isinstance(regex, list) and len(regex) == 2 and isinstance(regex[1], str):
+                return str(regex[1])
+    return str(route.uri)
+
+
+def labels_of(ctx: RequestContext) -> Labels:
+    """The names that go with a new key (read once per key, not per request)."""
+    route = ctx.route
+    app_name = ""
+    developer_email = ""
+    consumer = ctx.consumer
+    if consumer is not None and consumer.app is not None:
+        app_name = consumer.app.name
+        developer_email = consumer.app.developer_email
+    product = ctx.product
+    product_name = product.name if product is not None else ""
+    return (
+        route.api_name,
+        route.name,
+        route.uri,
+        upstream_path_of(route),
+        app_name,
+        developer_email,
+        product_name,
+    )
+
+
 class Batch:
-    rollups: dict[RollupKey, Rollup]
-    #: records lost per environment id
-    dropped: dict[str, int]
+    __slots__ = ("dropped", "rollups")
+
+    def __init__(self, rollups: dict[RollupKey, Rollup], dropped: dict[str, int]) -> None:
+        self.rollups = rollups
+        #: records lost per environment id
+        self.dropped = dropped
 
     def environments(self) -> set[str]:
         return {key[0] for key in self.rollups} | {e for e, n in self.dropped.items() if n}
@@ -91,9 +285,11 @@ class Batch:
         """The environment's rollups in the wire form of ``/api/dataplane/v1/telemetry``."""
         out = []
         for key, rollup in self.rollups.items():
-            env_id, minute, api_id, route_id, consumer, method, status = key
+            env_id, minute, api_id, route_id, consumer, method, status = key[:7]
+            app_id, product_id, developer_id = key[7:]
             if env_id != environment_id:
                 continue
+            labels = rollup.labels
             out.append(
                 {
                     "minute": datetime.fromtimestamp(minute, UTC).isoformat(),
@@ -102,14 +298,37 @@ class Batch:
                     "consumer": consumer,
                     "method": method,
                     "status": status,
+                    "appId": app_id,
+                    "productId": product_id,
+                    "developerId": developer_id,
+                    "apiName": labels[0],
+                    "routeName": labels[1],
+                    "apiPath": labels[2],
+                    "upstreamPath": labels[3],
+                    "appName": labels[4],
+                    "developerEmail": labels[5],
+                    "productName": labels[6],
                     "requests": rollup.requests,
                     "latencyMsSum": round(rollup.latency_ms_sum, 3),
+                    "latencyMsMin": round(rollup.latency_ms_min, 3),
                     "latencyMsMax": round(rollup.latency_ms_max, 3),
                     "upstreamRequests": rollup.upstream_requests,
                     "upstreamMsSum": round(rollup.upstream_ms_sum, 3),
+                    "upstreamMsMin": round(rollup.upstream_ms_min, 3),
+                    "upstreamMsMax": round(rollup.upstream_ms_max, 3),
                     "requestBytes": rollup.request_bytes,
+                    "requestBytesMin": rollup.request_bytes_min,
+                    "requestBytesMax": rollup.request_bytes_max,
                     "responseBytes": rollup.response_bytes,
-                    "latencyBuckets": list(rollup.buckets),
+                    "responseBytesMin": rollup.response_bytes_min,
+                    "responseBytesMax": rollup.response_bytes_max,
+                    "transferBytesMin": rollup.transfer_bytes_min,
+                    "transferBytesMax": rollup.transfer_bytes_max,
+                    "latencySketch": _pairs(rollup.latency_sketch),
+                    "upstreamSketch": _pairs(rollup.upstream_sketch),
+                    "requestSketch": _pairs(rollup.request_sketch),
+                    "responseSketch": _pairs(rollup.response_sketch),
+                    "transferSketch": _pairs(rollup.transfer_sketch),
                 }
             )
         return out
@@ -145,26 +364,44 @@ class TelemetryRecorder:
 
     def observe(self, env: EnvironmentRuntime, ctx: RequestContext) -> None:
         ids = ctx.rollup_key
-        consumer = ctx.consumer.username if ctx.consumer is not None else ""
+        consumer = ctx.consumer
+        username = ""
+        app_id = ""
+        developer_id = ""
+        if consumer is not None:
+            username = consumer.username
+            app = consumer.app
+            if app is not None:
+                app_id = app.id
+                developer_id = app.developer_id
+        product = ctx.product
+        product_id = product.id if product is not None else ""
         minute = int(self.now()) // 60 * 60
-        key = (ids[0], minute, ids[1], ids[2], consumer, ctx.request.method, ctx.status)
+        key = (
+            ids[0],
+            minute,
+            ids[1],
+            ids[2],
+            username,
+            ctx.request.method,
+            ctx.status,
+            app_id,
+            product_id,
+            developer_id,
+        )
         rollup = self.pending.get(key)
         if rollup is None:
             if len(self.pending) >= self.max_keys:
                 self._lose(key[0], 1)
                 return
-            rollup = self.pending[key] = Rollup()
-        latency_ms = ctx.latency * 1000.0
-        rollup.requests += 1
-        rollup.latency_ms_sum += latency_ms
-        if latency_ms > rollup.latency_ms_max:
-            rollup.latency_ms_max = latency_ms
-        if ctx.upstream_seconds is not None:
-            rollup.upstream_requests += 1
-            rollup.upstream_ms_sum += ctx.upstream_seconds * 1000.0
-        rollup.request_bytes += ctx.request_bytes
-        rollup.response_bytes += ctx.response_bytes
-        rollup.buckets[bucket_of(latency_ms)] += 1
+            rollup = self.pending[key] = Rollup(labels_of(ctx))
+        upstream = ctx.upstream_seconds
+        rollup.add(
+            ctx.latency * 1000.0,
+            upstream * 1000.0 if upstream is not None else -1.0,
+            ctx.request_bytes,
+            ctx.response_bytes,
+        )
 
     # ------------------------------------------------------------------ shipping
 

@@ -1,5 +1,6 @@
-"""``POST /api/dataplane/v1/telemetry``: rollups from nodes are added up per key, lost records
-are counted, bad batches are refused whole."""
+"""``POST /api/dataplane/v1/telemetry``: rollups from nodes are merged per key into minutes and
+hours, lost records are counted, bad batches are refused whole, an older node's batches still
+validate."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from typing import Any
 from sqlalchemy import select
 
 from portico.core.db.engine import Database
-from portico.management.telemetry.models import TelemetryLoss, TelemetryRollup
+from portico.gateway.telemetry import sketch_index
+from portico.management.analytics import sketch
+from portico.management.telemetry.models import (
+    TelemetryHourlyRollup,
+    TelemetryLoss,
+    TelemetryRollup,
+)
 from tests.management.conftest import World
 
 MINUTE = "2026-11-22T05:00:00+00:00"
@@ -23,14 +30,37 @@ def rollup(**overrides: Any) -> dict[str, Any]:
         "consumer": "alice",
         "method": "GET",
         "status": 200,
+        "appId": "app-1",
+        "productId": "prod-1",
+        "developerId": "dev-1",
+        "apiName": "orders",
+        "routeName": "list",
+        "apiPath": "/orders",
+        "upstreamPath": "/v1/orders",
+        "appName": "Mobile",
+        "developerEmail": "dev@example.com",
+        "productName": "Gold",
         "requests": 3,
         "latencyMsSum": 30.0,
+        "latencyMsMin": 4.0,
         "latencyMsMax": 20.0,
         "upstreamRequests": 3,
         "upstreamMsSum": 24.0,
+        "upstreamMsMin": 3.0,
+        "upstreamMsMax": 15.0,
         "requestBytes": 0,
+        "requestBytesMin": 0,
+        "requestBytesMax": 0,
         "responseBytes": 300,
-        "latencyBuckets": [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "responseBytesMin": 100,
+        "responseBytesMax": 100,
+        "transferBytesMin": 100,
+        "transferBytesMax": 100,
+        "latencySketch": [[sketch_index(4.0), 1], [sketch_index(6.0), 1], [sketch_index(20.0), 1]],
+        "upstreamSketch": [[sketch_index(3.0), 1], [sketch_index(6.0), 1], [sketch_index(15), 1]],
+        "requestSketch": [[0, 3]],
+        "responseSketch": [[sketch_index(100), 3]],
+        "transferSketch": [[sketch_index(100), 3]],
     }
     document.update(overrides)
     return document
@@ -60,17 +90,29 @@ async def test_rollups_from_several_nodes_add_up_and_losses_are_counted(
             rollup(
                 requests=1,
                 latencyMsSum=90.0,
+                latencyMsMin=90.0,
                 latencyMsMax=90.0,
                 upstreamRequests=0,
                 upstreamMsSum=0.0,
-                latencyBuckets=[0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0],
+                latencySketch=[[sketch_index(90.0), 1]],
+                upstreamSketch=[],
+                requestSketch=[[0, 1]],
+                responseSketch=[[sketch_index(100), 1]],
+                transferSketch=[[sketch_index(100), 1]],
+                responseBytes=100,
+                appName="Mobile (renamed)",
             ),
             rollup(
                 status=429,
                 requests=2,
                 upstreamRequests=0,
                 upstreamMsSum=0.0,
-                latencyBuckets=[2] + [0] * 11,
+                latencySketch=[[sketch_index(1.0), 2]],
+                upstreamSketch=[],
+                requestSketch=[[0, 2]],
+                responseSketch=[[sketch_index(100), 2]],
+                transferSketch=[[sketch_index(100), 2]],
+                responseBytes=200,
             ),
         ],
         "dropped": 7,
@@ -78,14 +120,73 @@ async def test_rollups_from_several_nodes_add_up_and_losses_are_counted(
     assert (await post(world, token, second)).status_code == 204
     async with database.session() as session:
         rows = {r.status: r for r in await session.scalars(select(TelemetryRollup))}
+        hours = {r.status: r for r in await session.scalars(select(TelemetryHourlyRollup))}
         losses = list(await session.scalars(select(TelemetryLoss)))
-    ok = rows[200]
-    assert (ok.requests, ok.latency_ms_sum, ok.latency_ms_max) == (4, 120.0, 90.0)
-    assert (ok.upstream_requests, ok.upstream_ms_sum, ok.response_bytes) == (3, 24.0, 600)
-    assert (ok.latency_b00, ok.latency_b01, ok.latency_b02, ok.latency_b04) == (1, 1, 1, 1)
-    assert ok.org_id == world.org.id
-    assert rows[429].requests == 2
+    for tier in (rows, hours):
+        ok = tier[200]
+        assert (ok.requests, ok.latency_ms_sum, ok.latency_ms_max) == (4, 120.0, 90.0)
+        assert (ok.latency_ms_min, ok.upstream_ms_min, ok.upstream_ms_max) == (4.0, 3.0, 15.0)
+        assert (ok.upstream_requests, ok.upstream_ms_sum, ok.response_bytes) == (3, 24.0, 400)
+        assert sketch.decode(ok.latency_sketch) == {
+            sketch_index(4.0): 1,
+            sketch_index(6.0): 1,
+            sketch_index(20.0): 1,
+            sketch_index(90.0): 1,
+        }
+        assert sketch.decode(ok.response_sketch) == {sketch_index(100): 4}
+        assert sum(sketch.decode(ok.upstream_sketch).values()) == 3
+        assert (ok.app_id, ok.product_id, ok.developer_id) == ("app-1", "prod-1", "dev-1")
+        assert (ok.api_name, ok.route_name, ok.api_path, ok.upstream_path) == (
+            "orders",
+            "list",
+            "/orders",
+            "/v1/orders",
+        )
+        assert (ok.app_name, ok.developer_email, ok.product_name) == (
+            "Mobile (renamed)",  # the latest name
+            "dev@example.com",
+            "Gold",
+        )
+        assert ok.env_name == "prod"
+        assert ok.org_id == world.org.id
+        assert tier[429].requests == 2
+    assert hours[200].hour.isoformat() == MINUTE
+    assert ":" in hours[200].latency_sketch  # the hourly tier's sketches are packed
     assert [(loss.node_id, loss.dropped) for loss in losses] == [("node-b", 7)]
+
+
+async def test_an_older_nodes_batch_is_taken_with_its_latency_histogram(
+    world: World, database: Database
+) -> None:
+    token = await node_token(world)
+    old = {
+        "minute": MINUTE,
+        "apiId": "api-1",
+        "routeId": "rev:0",
+        "consumer": "",
+        "method": "GET",
+        "status": 200,
+        "requests": 3,
+        "latencyMsSum": 30.0,
+        "latencyMsMax": 20.0,
+        "upstreamRequests": 3,
+        "upstreamMsSum": 24.0,
+        "requestBytes": 0,
+        "responseBytes": 300,
+        "latencyBuckets": [1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    }
+    batch = {"nodeId": "old", "environmentId": world.env_id, "rollups": [old]}
+    assert (await post(world, token, batch)).status_code == 204
+    async with database.session() as session:
+        (row,) = await session.scalars(select(TelemetryRollup))
+    assert (row.app_id, row.app_name, row.requests) == ("", "", 3)
+    assert sketch.decode(row.latency_sketch) == {
+        sketch_index(5): 1,
+        sketch_index(10): 1,
+        sketch_index(25): 1,
+    }
+    assert sketch.decode(row.response_sketch) == {sketch_index(100): 3}
+    assert sketch.decode(row.upstream_sketch) == {sketch_index(8.0): 3}
 
 
 async def test_bad_batches_are_refused_whole_naming_the_field(
@@ -94,6 +195,15 @@ async def test_bad_batches_are_refused_whole_naming_the_field(
     token = await node_token(world)
     cases = [
         (rollup(latencyBuckets=[1] * 12), "/rollups/1/latencyBuckets", "must add up"),
+        (rollup(latencySketch=[[1, 2]]), "/rollups/1/latencySketch", "must add up to requests"),
+        (
+            rollup(upstreamSketch=[[1, 1]]),
+            "/rollups/1/upstreamSketch",
+            "must add up to upstreamRequests",
+        ),
+        (rollup(latencySketch=[[5000, 3]]), "/rollups/1/latencySketch", "at most"),
+        (rollup(latencySketch=None), "/rollups/1/latencySketch", "not found"),
+        (rollup(appId="x" * 65), "/rollups/1/appId", ""),
         (rollup(minute="2026-11-22T05:00:30+00:00"), "/rollups/1/minute", "start of a minute"),
         (rollup(minute="2026-11-22T05:00:00"), "/rollups/1/minute", "time zone"),
         (rollup(status=42), "/rollups/1/status", ""),

@@ -1,11 +1,17 @@
-"""Per-minute traffic rollups sent by gateway nodes, and the records they lost.
+"""Traffic rollups sent by gateway nodes, in two tiers, and the records nodes lost.
 
-One row per (environment, minute, API, route, consumer, method, status): the analytics that
-a later issue builds read these, never raw requests. Every measure is additive, so rows from
-several nodes (or several batches of one) merge with ``INSERT ... ON CONFLICT DO UPDATE``
-adding the new values, on SQLite and PostgreSQL alike. The latency histogram is one integer
-column per bucket (bounds in ``portico.gateway.telemetry.LATENCY_BUCKETS_MS``) for the same
-reason: a JSON array cannot be added to in place portably.
+One row per (environment, period, API, route, consumer, method, status, app, product,
+developer): the analytics read these, never raw requests. ``telemetry_rollups`` holds
+minutes, ``telemetry_rollups_hourly`` the same keys per hour; ingest adds every rollup to
+both (one transaction), so a long window reads hours and only its ragged edges read minutes,
+and minutes past their retention are deleted with nothing lost (their hour has them).
+
+Counters and sums are additive and min/max merge, so rows from several nodes (or several
+batches of one) merge exactly; so do the percentile sketches (``*_sketch``, see
+``portico.management.analytics.sketch``): merging adds bin counts. The names beside the ids
+(API, route, app, developer, product, environment) are the ones the node's snapshot had when
+it served the traffic: they outlive the entities, and a renamed entity's new name shows from
+the minute it was renamed.
 """
 
 from __future__ import annotations
@@ -13,48 +19,122 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from portico.core.db.base import Base
 from portico.core.db.types import UTCDateTime
 
-BUCKET_COLUMNS = tuple(f"latency_b{index:02d}" for index in range(12))
+#: the measures that merge by addition
+ADDED = (
+    "requests",
+    "latency_ms_sum",
+    "upstream_requests",
+    "upstream_ms_sum",
+    "request_bytes",
+    "response_bytes",
+)
+#: (min column, max column, count column that says whether they mean anything)
+EXTREMES = (
+    ("latency_ms_min", "latency_ms_max", "requests"),
+    ("upstream_ms_min", "upstream_ms_max", "upstream_requests"),
+    ("request_bytes_min", "request_bytes_max", "requests"),
+    ("response_bytes_min", "response_bytes_max", "requests"),
+    ("transfer_bytes_min", "transfer_bytes_max", "requests"),
+)
+SKETCHES = (
+    "latency_sketch",
+    "upstream_sketch",
+    "request_sketch",
+    "response_sketch",
+    "transfer_sketch",
+)
+#: the names stored beside the ids (latest wins on merge)
+NAMES = (
+    "env_name",
+    "api_name",
+    "route_name",
+    "api_path",
+    "upstream_path",
+    "app_name",
+    "developer_email",
+    "product_name",
+)
+#: the key after the environment and the period
+KEY = (
+    "api_id",
+    "route_id",
+    "consumer",
+    "method",
+    "status",
+    "app_id",
+    "product_id",
+    "developer_id",
+)
 
 
-class TelemetryRollup(Base):
-    __tablename__ = "telemetry_rollups"
-    __table_args__ = (Index("ix_telemetry_rollups_org_minute", "org_id", "minute"),)
+class RollupColumns:
+    """What both tiers hold besides their period column."""
 
     environment_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True
     )
-    minute: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
     api_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     route_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
     method: Mapped[str] = mapped_column(String(16), primary_key=True)
     status: Mapped[int] = mapped_column(Integer, primary_key=True)
+    app_id: Mapped[str] = mapped_column(String(64), primary_key=True, server_default="")
+    product_id: Mapped[str] = mapped_column(String(64), primary_key=True, server_default="")
+    developer_id: Mapped[str] = mapped_column(String(64), primary_key=True, server_default="")
     org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("orgs.id", ondelete="CASCADE"))
+    env_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_name: Mapped[str] = mapped_column(Text(), server_default="")
+    route_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_path: Mapped[str] = mapped_column(Text(), server_default="")
+    upstream_path: Mapped[str] = mapped_column(Text(), server_default="")
+    app_name: Mapped[str] = mapped_column(Text(), server_default="")
+    developer_email: Mapped[str] = mapped_column(Text(), server_default="")
+    product_name: Mapped[str] = mapped_column(Text(), server_default="")
     requests: Mapped[int] = mapped_column(BigInteger, default=0)
     latency_ms_sum: Mapped[float] = mapped_column(Float, default=0.0)
+    latency_ms_min: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     latency_ms_max: Mapped[float] = mapped_column(Float, default=0.0)
     upstream_requests: Mapped[int] = mapped_column(BigInteger, default=0)
     upstream_ms_sum: Mapped[float] = mapped_column(Float, default=0.0)
+    upstream_ms_min: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    upstream_ms_max: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     request_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    request_bytes_min: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    request_bytes_max: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     response_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b00: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b01: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b02: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b03: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b04: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b05: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b06: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b07: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b08: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b09: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b10: Mapped[int] = mapped_column(BigInteger, default=0)
-    latency_b11: Mapped[int] = mapped_column(BigInteger, default=0)
+    response_bytes_min: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    response_bytes_max: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    transfer_bytes_min: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    transfer_bytes_max: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    latency_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    upstream_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    request_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    response_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    transfer_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+
+
+class TelemetryRollup(RollupColumns, Base):
+    """Per minute."""
+
+    __tablename__ = "telemetry_rollups"
+    __table_args__ = (Index("ix_telemetry_rollups_org_minute", "org_id", "minute"),)
+
+    minute: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+
+
+class TelemetryHourlyRollup(RollupColumns, Base):
+    """Per hour: the minutes of the hour added up."""
+
+    __tablename__ = "telemetry_rollups_hourly"
+    __table_args__ = (Index("ix_telemetry_rollups_hourly_org_hour", "org_id", "hour"),)
+
+    hour: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
 
 
 class TelemetryLoss(Base):

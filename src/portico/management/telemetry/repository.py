@@ -1,53 +1,97 @@
-"""Adding rollups into the store: one upsert per chunk of rows, additive on conflict."""
+"""Merging rollups into the store, both tiers.
+
+Counters could merge with an additive ``ON CONFLICT DO UPDATE``, but sketches cannot be added
+in SQL portably, so a batch is merged in Python: the rows it touches are read, merged and
+written back with an upsert. Concurrent batches of one environment (several nodes) are
+serialised: SQLite takes its write lock when the transaction begins; PostgreSQL takes a
+transaction-scoped advisory lock on the environment first.
+"""
 
 from __future__ import annotations
 
+import uuid
+import zlib
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case
+from sqlalchemy import Table, delete, func, select, text, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.management.telemetry.models import BUCKET_COLUMNS, TelemetryLoss, TelemetryRollup
-
-_ROLLUP_KEY = ("environment_id", "minute", "api_id", "route_id", "consumer", "method", "status")
-_ADDED = (
-    "requests",
-    "latency_ms_sum",
-    "upstream_requests",
-    "upstream_ms_sum",
-    "request_bytes",
-    "response_bytes",
-    *BUCKET_COLUMNS,
+from portico.management.telemetry.models import (
+    KEY,
+    TelemetryHourlyRollup,
+    TelemetryLoss,
+    TelemetryRollup,
 )
-#: rows per statement: 27 parameters each stays far below SQLite's 32,766 variables
-_CHUNK = 500
+
+#: rows per statement: ~45 parameters each stays far below SQLite's 32,766 variables
+_CHUNK = 400
+
+
+def _dialect(session: AsyncSession) -> str:
+    bind = session.bind
+    return bind.dialect.name if bind is not None else "sqlite"
 
 
 def _insert(session: AsyncSession) -> Any:
-    bind = session.bind
-    name = bind.dialect.name if bind is not None else "sqlite"
-    return postgresql.insert if name == "postgresql" else sqlite.insert
+    return postgresql.insert if _dialect(session) == "postgresql" else sqlite.insert
+
+
+def tier(hourly: bool) -> tuple[Table, str]:
+    if hourly:
+        return TelemetryHourlyRollup.__table__, "hour"  # type: ignore[return-value]
+    return TelemetryRollup.__table__, "minute"  # type: ignore[return-value]
+
+
+def key_of(row: dict[str, Any], period: str) -> tuple[Any, ...]:
+    return (row["environment_id"], row[period], *(row[name] for name in KEY))
 
 
 class TelemetryRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def add_rollups(self, rows: Sequence[dict[str, Any]]) -> None:
+    async def lock_environment(self, environment_id: uuid.UUID) -> None:
+        """Serialise merges into one environment's rows (PostgreSQL; SQLite already is)."""
+        if _dialect(self.session) == "postgresql":
+            await self.session.execute(
+                text("SELECT pg_advisory_xact_lock(:k)"),
+                {"k": zlib.crc32(b"telemetry:" + environment_id.bytes)},
+            )
+
+    async def existing(
+        self, hourly: bool, keys: Sequence[tuple[Any, ...]]
+    ) -> dict[tuple[Any, ...], dict[str, Any]]:
+        """The stored rows of ``keys`` (environment, period, *KEY), by key."""
+        table, period = tier(hourly)
+        columns = [table.c.environment_id, table.c[period], *(table.c[n] for n in KEY)]
+        found: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = list(keys[start : start + _CHUNK])
+            periods = {k[1] for k in chunk}
+            statement = select(table).where(
+                table.c.environment_id == chunk[0][0],
+                table.c[period].in_(periods),
+                tuple_(*columns).in_(chunk),
+            )
+            for row in (await self.session.execute(statement)).mappings():
+                record = dict(row)
+                found[key_of(record, period)] = record
+        return found
+
+    async def upsert(self, hourly: bool, rows: Sequence[dict[str, Any]]) -> None:
+        """Write ``rows`` (merged already): new keys inserted, known ones replaced."""
+        table, period = tier(hourly)
         insert = _insert(self.session)
-        table = TelemetryRollup.__table__
+        index = ["environment_id", period, *KEY]
         for start in range(0, len(rows), _CHUNK):
             statement = insert(table).values(list(rows[start : start + _CHUNK]))
             new = statement.excluded
-            updates: dict[str, Any] = {name: table.c[name] + new[name] for name in _ADDED}
-            updates["latency_ms_max"] = case(
-                (new.latency_ms_max > table.c.latency_ms_max, new.latency_ms_max),
-                else_=table.c.latency_ms_max,
-            )
+            updates = {c.name: new[c.name] for c in table.columns if c.name not in index}
             await self.session.execute(
-                statement.on_conflict_do_update(index_elements=list(_ROLLUP_KEY), set_=updates)
+                statement.on_conflict_do_update(index_elements=index, set_=updates)
             )
 
     async def add_loss(self, row: dict[str, Any]) -> None:
@@ -60,3 +104,24 @@ class TelemetryRepository:
                 set_={"dropped": table.c.dropped + statement.excluded.dropped},
             )
         )
+
+    # ------------------------------------------------------------------ retention
+
+    async def delete_before(self, hourly: bool, moment: datetime) -> dict[uuid.UUID, int]:
+        """Delete one tier's rows older than ``moment``; the records they held, per org."""
+        table, period = tier(hourly)
+        counted = await self.session.execute(
+            select(table.c.org_id, func.sum(table.c.requests))
+            .where(table.c[period] < moment)
+            .group_by(table.c.org_id)
+        )
+        records = {org_id: int(total or 0) for org_id, total in counted}
+        if records:
+            await self.session.execute(delete(table).where(table.c[period] < moment))
+        return records
+
+    async def delete_loss_before(self, moment: datetime) -> int:
+        result = await self.session.execute(
+            delete(TelemetryLoss).where(TelemetryLoss.minute < moment)
+        )
+        return int(getattr(result, "rowcount", 0) or 0)

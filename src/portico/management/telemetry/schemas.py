@@ -1,4 +1,9 @@
-"""The wire form of ``POST /api/dataplane/v1/telemetry``."""
+"""The wire form of ``POST /api/dataplane/v1/telemetry``.
+
+Fields added with analytics (app, product and developer ids, the names that go with the
+ids, min/max, the sketches) are optional, so an older node's batches still validate: its
+rows carry no app, product or names, and their percentiles come from its 12-bucket latency
+histogram (``latencyBuckets``), as coarse as it was."""
 
 from __future__ import annotations
 
@@ -10,10 +15,16 @@ from pydantic import Field, model_validator
 
 from portico.core.schema import WriteSchema
 from portico.core.validation import invalid
-from portico.gateway.telemetry import BUCKET_COUNT
+from portico.gateway.telemetry import SKETCH_MAX_INDEX
+from portico.management.analytics.sketch import LEGACY_BUCKET_COUNT
 
 Count = Annotated[int, Field(ge=0, le=10**15)]
 Millis = Annotated[float, Field(ge=0, le=10**15, allow_inf_nan=False)]
+Label = Annotated[str, Field(max_length=4096)]
+Id = Annotated[str, Field(max_length=64)]
+Bin = Annotated[list[Annotated[int, Field(ge=0, le=10**15)]], Field(min_length=2, max_length=2)]
+#: at most every bin once
+SketchPairs = Annotated[list[Bin], Field(max_length=SKETCH_MAX_INDEX + 1)]
 #: the largest batch a node sends (its in-memory bound is 50,000 keys, shipped every 5 s)
 MAX_ROLLUPS = 10_000
 
@@ -27,15 +38,44 @@ class RollupIn(WriteSchema):
     consumer: str = Field("", max_length=128, description="Consumer username ('' when none).")
     method: str = Field(min_length=1, max_length=16, pattern=r"^[A-Z]+$")
     status: int = Field(ge=100, le=999)
+    app_id: Id = Field("", description="The consumer's app ('' when none).")
+    product_id: Id = Field("", description="The product that metered the request ('' none).")
+    developer_id: Id = Field("", description="The app's developer ('' when none).")
+    api_name: Label = ""
+    route_name: Label = ""
+    api_path: Label = Field("", description="The route's uri template.")
+    upstream_path: Label = Field("", description="The path template the upstream receives.")
+    app_name: Label = ""
+    developer_email: Label = ""
+    product_name: Label = ""
     requests: Count = Field(gt=0)
     latency_ms_sum: Millis
+    latency_ms_min: Millis | None = None
     latency_ms_max: Millis
     upstream_requests: Count = 0
     upstream_ms_sum: Millis = 0.0
+    upstream_ms_min: Millis | None = None
+    upstream_ms_max: Millis | None = None
     request_bytes: Count = 0
+    request_bytes_min: Count | None = None
+    request_bytes_max: Count | None = None
     response_bytes: Count = 0
-    latency_buckets: list[Count] = Field(
-        min_length=BUCKET_COUNT, max_length=BUCKET_COUNT, description="Requests per bucket."
+    response_bytes_min: Count | None = None
+    response_bytes_max: Count | None = None
+    transfer_bytes_min: Count | None = None
+    transfer_bytes_max: Count | None = None
+    latency_sketch: SketchPairs | None = Field(
+        None, description="[bin, count] pairs of the latency sketch (1 % relative accuracy)."
+    )
+    upstream_sketch: SketchPairs | None = None
+    request_sketch: SketchPairs | None = None
+    response_sketch: SketchPairs | None = None
+    transfer_sketch: SketchPairs | None = None
+    latency_buckets: list[Count] | None = Field(
+        None,
+        min_length=LEGACY_BUCKET_COUNT,
+        max_length=LEGACY_BUCKET_COUNT,
+        description="Older nodes: requests per latency bucket (instead of latencySketch).",
     )
 
     @model_validator(mode="after")
@@ -44,10 +84,26 @@ class RollupIn(WriteSchema):
             invalid(("minute",), "must carry a time zone (UTC)")
         if self.minute.second or self.minute.microsecond:
             invalid(("minute",), "must be the start of a minute")
-        if sum(self.latency_buckets) != self.requests:
+        if self.latency_buckets is not None and sum(self.latency_buckets) != self.requests:
             invalid(("latencyBuckets",), "must add up to requests")
+        if self.latency_sketch is None and self.latency_buckets is None:
+            invalid(("latencySketch",), "required property 'latencySketch' not found")
         if self.upstream_requests > self.requests:
             invalid(("upstreamRequests",), "cannot exceed requests")
+        for name, alias, total, counter in (
+            ("latency_sketch", "latencySketch", self.requests, "requests"),
+            ("upstream_sketch", "upstreamSketch", self.upstream_requests, "upstreamRequests"),
+            ("request_sketch", "requestSketch", self.requests, "requests"),
+            ("response_sketch", "responseSketch", self.requests, "requests"),
+            ("transfer_sketch", "transferSketch", self.requests, "requests"),
+        ):
+            pairs = getattr(self, name)
+            if pairs is None:
+                continue
+            if any(index > SKETCH_MAX_INDEX for index, _ in pairs):
+                invalid((alias,), f"bins must be at most {SKETCH_MAX_INDEX}")
+            if sum(count for _, count in pairs) != total:
+                invalid((alias,), f"must add up to {counter}")
         return self
 
 
