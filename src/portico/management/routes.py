@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from portico.management.analytics.endpoints import router as analytics_router
 from portico.management.api.endpoints import router as api_router
 from portico.management.api.import_endpoints import router as api_import_router
 from portico.management.app.endpoints import router as app_router
@@ -25,6 +26,7 @@ from portico.management.role.endpoints import router as role_router
 from portico.management.telemetry.endpoints import router as telemetry_router
 from portico.management.upstream.endpoints import router as upstream_router
 from portico.management.user.endpoints import router as user_router
+from portico.management.widget.endpoints import router as widget_router
 
 ROUTERS = (
     auth_router,
@@ -47,6 +49,8 @@ ROUTERS = (
     env_product_router,
     dataplane_router,
     telemetry_router,
+    analytics_router,
+    widget_router,
     audit_log_router,
 )
 

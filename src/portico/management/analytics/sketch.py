@@ -141,6 +141,16 @@ class Accumulator:
             merge(self.sparse, decode(text))
         self.total += count
 
+    def merge(self, other: Accumulator) -> None:
+        if self.total + other.total < FIELD_LIMIT:
+            self.packed += other.packed
+        else:
+            for index, count in enumerate(_fields(other.packed)):
+                if count:
+                    self.sparse[index] = self.sparse.get(index, 0) + count
+        merge(self.sparse, other.sparse)
+        self.total += other.total
+
     def sketch(self) -> Sketch:
         out = dict(self.sparse)
         for index, count in enumerate(_fields(self.packed)):
