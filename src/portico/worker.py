@@ -1,6 +1,8 @@
 """The background workers ``portico serve`` runs beside the HTTP servers: the outbox mailer
-(``core.mailer``) and the jobs worker (``core.job_worker``), as asyncio tasks of the same
-loop. Each replica runs its own; row claims keep them from doing one thing twice.
+(``core.mailer``), the jobs worker (``core.job_worker``) and the analytics retention sweep
+(``management.analytics.retention``), as asyncio tasks of the same loop. Each replica runs its
+own; row claims keep them from doing one thing twice (the sweep deletes what is past its
+retention: two replicas doing it delete the same rows once).
 ``PORTICO_RUN_WORKERS=false`` makes a replica serve HTTP only."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from portico.core.db.engine import Database
 from portico.core.job_worker import JobWorker
 from portico.core.mailer import Mailer
 from portico.core.settings import Settings
+from portico.management.analytics.retention import AnalyticsRetention
 
 logger = logging.getLogger("portico.worker")
 
@@ -21,16 +24,19 @@ logger = logging.getLogger("portico.worker")
 class Workers:
     mailer: Mailer
     jobs: JobWorker
+    analytics: AnalyticsRetention
 
     def start(self) -> None:
         self.mailer.start()
         self.jobs.start()
+        self.analytics.start()
         mode = "SMTP" if self.mailer.smtp else "log only (no PORTICO_SMTP_URL)"
         logger.info("workers started: mailer (%s), jobs (%s)", mode, self.jobs.name)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Let work in hand finish for up to ``grace`` seconds each; what remains is left
         for the next worker (queued jobs, leased emails)."""
+        await self.analytics.stop(grace)
         await self.jobs.stop(grace)
         await self.mailer.stop(grace)
 
@@ -50,4 +56,11 @@ def build_workers(settings: Settings, *, database: Database, clock: Clock) -> Wo
             poll_seconds=settings.worker_poll_seconds,
         ),
         jobs=JobWorker(database, clock, poll_seconds=settings.worker_poll_seconds),
+        analytics=AnalyticsRetention(
+            database,
+            clock,
+            minute_retention_days=settings.analytics_minute_retention_days,
+            hour_retention_days=settings.analytics_hour_retention_days,
+            interval=settings.analytics_retention_interval_seconds,
+        ),
     )

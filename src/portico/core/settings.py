@@ -74,6 +74,22 @@ class Settings(BaseSettings):
     telemetry_interval_seconds: float = Field(
         5.0, gt=0, le=300, description="How often gateways ship their traffic rollups."
     )
+    analytics_minute_retention_days: int = Field(
+        7,
+        ge=1,
+        le=3650,
+        description="How long per-minute traffic rollups are kept (then only their hours).",
+    )
+    analytics_hour_retention_days: int = Field(
+        400,
+        ge=1,
+        le=3650,
+        description="How long hourly traffic rollups are kept; older ones are deleted, and "
+        "the deletion logged with the requests they held.",
+    )
+    analytics_retention_interval_seconds: float = Field(
+        3600.0, gt=0, le=86400, description="How often the analytics retention sweep runs."
+    )
     gateway_node_id: str = Field("", description="This gateway node's id; empty: generated.")
     marketplace_modules: list[str] | None = Field(
         None,

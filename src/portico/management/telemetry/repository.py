@@ -107,6 +107,41 @@ class TelemetryRepository:
 
     # ------------------------------------------------------------------ retention
 
+    async def totals_before(self, hourly: bool, moment: datetime) -> list[tuple[Any, ...]]:
+        """(environment, period, requests) of one tier's periods before ``moment``."""
+        table, period = tier(hourly)
+        rows = await self.session.execute(
+            select(table.c.environment_id, table.c[period], func.sum(table.c.requests))
+            .where(table.c[period] < moment)
+            .group_by(table.c.environment_id, table.c[period])
+        )
+        return [tuple(row) for row in rows]
+
+    async def rows_between(
+        self, hourly: bool, environment_id: uuid.UUID, start: datetime, end: datetime
+    ) -> list[dict[str, Any]]:
+        table, period = tier(hourly)
+        rows = await self.session.execute(
+            select(table).where(
+                table.c.environment_id == environment_id,
+                table.c[period] >= start,
+                table.c[period] < end,
+            )
+        )
+        return [dict(row) for row in rows.mappings()]
+
+    async def delete_between(
+        self, hourly: bool, environment_id: uuid.UUID, start: datetime, end: datetime
+    ) -> None:
+        table, period = tier(hourly)
+        await self.session.execute(
+            delete(table).where(
+                table.c.environment_id == environment_id,
+                table.c[period] >= start,
+                table.c[period] < end,
+            )
+        )
+
     async def delete_before(self, hourly: bool, moment: datetime) -> dict[uuid.UUID, int]:
         """Delete one tier's rows older than ``moment``; the records they held, per org."""
         table, period = tier(hourly)
