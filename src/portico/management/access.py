@@ -5,13 +5,18 @@ The dependency authenticates the bearer token, finds the caller's membership in 
 the path (none → 404, so other tenants' ids reveal nothing), computes the effective
 permissions (direct roles ∪ roles of the caller's groups) and refuses with a 403 naming the
 missing permission.
+
+A bearer token is a user's access token (a JWT) or a service account's token (opaque,
+``psa_``-prefixed, found by its SHA-256): a service account acts in its own organisation only,
+with the permissions of its roles, on every org-scoped endpoint exactly as a user would.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -21,13 +26,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core import audit
 from portico.core.account import User
 from portico.core.audit import Actor
+from portico.core.clock import Clock
+from portico.core.db.engine import Database
 from portico.core.db.session import SessionDep
-from portico.core.errors import Forbidden, NotFound, PermissionDenied, Unauthorized
-from portico.core.tokens import AccessTokenService
+from portico.core.errors import Forbidden, NotFound, PermissionDenied, TokenExpired, Unauthorized
+from portico.core.tokens import AccessTokenService, hash_opaque_token, same_digest
 from portico.management.group.models import Group, group_members, group_roles
 from portico.management.org.models import Membership, Organization, membership_roles
 from portico.management.role.models import Role
 from portico.management.role.permissions import PERMISSIONS
+from portico.management.service_account.repository import ServiceAccountRepository
+
+#: tells a service account's token from a user's JWT at a glance (and in secret scanners)
+SERVICE_ACCOUNT_TOKEN_PREFIX = "psa_"  # noqa: S105
+#: ``last_used_at`` is written at most this often per account (a polling connector would
+#: otherwise make a write of every read)
+LAST_USED_PRECISION = timedelta(minutes=1)
+PEOPLE_ONLY = "a service account acts only in its organisation (/api/orgs/{orgId}/...)"
 
 
 class OrgNotFound(NotFound):
@@ -35,16 +50,48 @@ class OrgNotFound(NotFound):
 
 
 @dataclass(frozen=True)
-class Caller:
-    """An authenticated user."""
+class ServiceAccountPrincipal:
+    """The service account a token authenticated (detached from the store)."""
 
-    user: User
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An authenticated user, or a service account (then ``user`` is None)."""
+
+    user: User | None
     request_id: str | None
     ip: str | None
+    service_account: ServiceAccountPrincipal | None = field(default=None, kw_only=True)
+
+    @property
+    def user_id(self) -> uuid.UUID | None:
+        """The user calling, for the ``*_by`` columns (None for a service account)."""
+        return self.user.id if self.user is not None else None
+
+    def person(self) -> User:
+        """The user calling; what only people do (their profile, their organisations) is a
+        403 for a service account."""
+        if self.user is None:
+            raise Forbidden(PEOPLE_ONLY)
+        return self.user
 
     @property
     def actor(self) -> Actor:
-        return Actor(id=self.user.id, email=self.user.email, request_id=self.request_id, ip=self.ip)
+        account = self.service_account
+        if account is not None:
+            return Actor(
+                id=account.id,
+                email=None,
+                kind="service_account",
+                request_id=self.request_id,
+                ip=self.ip,
+            )
+        user = self.person()
+        return Actor(id=user.id, email=user.email, request_id=self.request_id, ip=self.ip)
 
 
 @dataclass(frozen=True)
@@ -97,8 +144,17 @@ def bearer_token(request: Request) -> str:
 
 
 async def authenticate(request: Request, session: SessionDep) -> Caller:
+    token = bearer_token(request)
+    if token.startswith(SERVICE_ACCOUNT_TOKEN_PREFIX):
+        state = request.state
+        return Caller(
+            user=None,
+            request_id=getattr(state, "request_id", None),
+            ip=getattr(state, "client_ip", None),
+            service_account=await _service_account(request, token),
+        )
     tokens: AccessTokenService = request.app.state.access_tokens
-    claims = tokens.verify(bearer_token(request))
+    claims = tokens.verify(token)
     try:
         user_id = uuid.UUID(str(claims["sub"]))
     except ValueError:
@@ -112,6 +168,30 @@ async def authenticate(request: Request, session: SessionDep) -> Caller:
         request_id=getattr(state, "request_id", None),
         ip=getattr(state, "client_ip", None),
     )
+
+
+async def _service_account(request: Request, token: str) -> ServiceAccountPrincipal:
+    """The service account holding ``token`` (found by its SHA-256, compared in constant
+    time), unless expired (by the injectable clock) or deleted: 401.
+
+    Its use is recorded (``last_used_at``) in a short transaction of its own, committed at
+    once, whatever becomes of the request (a 403 is a use too: it is when one looks). It runs
+    before the request's own session has done anything: on SQLite a transaction takes the
+    write lock when it begins, and this one must have committed by then."""
+    database: Database = request.app.state.database
+    clock: Clock = request.app.state.clock
+    digest = hash_opaque_token(token)
+    async with database.session() as own, own.begin():
+        repository = ServiceAccountRepository(own)
+        row = await repository.by_token_hash(digest)
+        if row is None or not same_digest(row.token_hash, digest):
+            raise Unauthorized("invalid token")
+        now = clock.now()
+        if row.expires_at is not None and row.expires_at <= now:
+            raise TokenExpired()
+        if row.last_used_at is None or now - row.last_used_at >= LAST_USED_PRECISION:
+            await repository.mark_used(row.id, now)
+        return ServiceAccountPrincipal(id=row.id, org_id=row.org_id, name=row.name)
 
 
 CallerDep = Annotated[Caller, Depends(authenticate)]
@@ -137,17 +217,20 @@ async def effective_permissions(session: AsyncSession, membership_id: uuid.UUID)
 
 
 async def org_caller(caller: Caller, session: AsyncSession, org_id: uuid.UUID) -> OrgCaller:
+    if caller.service_account is not None:
+        return await _service_account_caller(caller, caller.service_account, session, org_id)
+    user = caller.person()
     # only the id: loading the membership would also load its account and roles
     membership_id = await session.scalar(
         select(Membership.id).where(
             Membership.org_id == org_id,
-            Membership.user_id == caller.user.id,
+            Membership.user_id == user.id,
             Membership.accepted_at.is_not(None),
         )
     )
     if membership_id is None:
         # Platform administrators may act in any organisation with every permission.
-        org = await session.get(Organization, org_id) if caller.user.is_platform_admin else None
+        org = await session.get(Organization, org_id) if user.is_platform_admin else None
         if org is not None:
             return OrgCaller(
                 **_base(caller),
@@ -157,15 +240,38 @@ async def org_caller(caller: Caller, session: AsyncSession, org_id: uuid.UUID) -
             )
         raise OrgNotFound()
     permissions = await effective_permissions(session, membership_id)
-    if caller.user.is_platform_admin:
+    if user.is_platform_admin:
         permissions = frozenset(PERMISSIONS)
     return OrgCaller(
         **_base(caller), org_id=org_id, membership_id=membership_id, permissions=permissions
     )
 
 
+async def _service_account_caller(
+    caller: Caller, account: ServiceAccountPrincipal, session: AsyncSession, org_id: uuid.UUID
+) -> OrgCaller:
+    """A service account in its own organisation (another's → 404, as for a non-member),
+    with the union of its roles' permissions."""
+    if account.org_id != org_id:
+        raise OrgNotFound()
+    repository = ServiceAccountRepository(session)
+    if not await repository.exists(account.id):  # deleted since the token was checked
+        raise Unauthorized("invalid token")
+    return OrgCaller(
+        **_base(caller),
+        org_id=org_id,
+        membership_id=None,
+        permissions=await repository.permissions(account.id),
+    )
+
+
 def _base(caller: Caller) -> dict[str, Any]:
-    return {"user": caller.user, "request_id": caller.request_id, "ip": caller.ip}
+    return {
+        "user": caller.user,
+        "request_id": caller.request_id,
+        "ip": caller.ip,
+        "service_account": caller.service_account,
+    }
 
 
 def ensure_grantable(caller: OrgCaller, permissions: Iterable[str]) -> None:

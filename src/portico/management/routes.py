@@ -23,6 +23,7 @@ from portico.management.product.endpoints import env_router as env_product_route
 from portico.management.product.endpoints import router as product_router
 from portico.management.revision.endpoints import router as revision_router
 from portico.management.role.endpoints import router as role_router
+from portico.management.service_account.endpoints import router as service_account_router
 from portico.management.telemetry.endpoints import router as telemetry_router
 from portico.management.upstream.endpoints import router as upstream_router
 from portico.management.user.endpoints import router as user_router
@@ -34,6 +35,7 @@ ROUTERS = (
     user_router,
     role_router,
     group_router,
+    service_account_router,
     identity_provider_router,
     environment_router,
     upstream_router,

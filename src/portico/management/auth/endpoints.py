@@ -71,4 +71,4 @@ async def accept_invitation(
 
 @router.get("/api/me", response_model=MeRead)
 async def get_me(caller: CallerDep, session: SessionDep) -> MeRead:
-    return await auth_service.me(session=session, user=caller.user)
+    return await auth_service.me(session=session, user=caller.person())

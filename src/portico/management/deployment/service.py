@@ -162,7 +162,7 @@ async def deploy(
         session.add(deployment)
     deployment.revision_id = outcome.revision.id  # a forced swap replaces the live revision
     deployment.deployed_at = utcnow()
-    deployment.deployed_by = caller.user.id
+    deployment.deployed_by = caller.user_id
     deployment.config_version = version
     await session.flush()
     reason = f"deploy {outcome.api.name} revision {outcome.revision.number}"

@@ -21,7 +21,7 @@ LIST = ListSpec(sortable=frozenset({"name", "createdAt"}), default_sort="name")
 async def list_orgs(
     caller: CallerDep, session: SessionDep, query: ListQuery = Depends(list_query(LIST))
 ) -> PageRead[OrganizationRead]:
-    page = await org_service.list_visible(session=session, user=caller.user, query=query)
+    page = await org_service.list_visible(session=session, user=caller.person(), query=query)
     return page_of(page, OrganizationRead)
 
 
@@ -29,11 +29,10 @@ async def list_orgs(
 async def create_org(
     body: OrganizationCreate, caller: CallerDep, session: SessionDep
 ) -> OrganizationRead:
-    if not caller.user.is_platform_admin:
+    user = caller.person()
+    if not user.is_platform_admin:
         raise Forbidden("only platform administrators create organisations")
-    org = await org_service.create(
-        session=session, actor=caller.actor, data=body, owner=caller.user
-    )
+    org = await org_service.create(session=session, actor=caller.actor, data=body, owner=user)
     return OrganizationRead.model_validate(org)
 
 

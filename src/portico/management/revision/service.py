@@ -226,7 +226,7 @@ async def _new_revision(
         number=number,
         service_spec=service_spec,
         route_spec=route_spec,
-        created_by=caller.user.id,
+        created_by=caller.user_id,
         bindings=[
             UpstreamBinding(environment_id=env_id, upstream_id=upstream_id)
             for env_id, upstream_id in bindings.items()

@@ -43,6 +43,8 @@ PERMISSIONS: MappingProxyType[str, str] = MappingProxyType(
 
 _READ_ONLY = frozenset(p for p in PERMISSIONS if p.endswith(".read"))
 
+INTEGRATION_ROLE = "Integration"
+
 #: name → (description, permissions). Created in every organisation; immutable (409).
 PREDEFINED_ROLES: MappingProxyType[str, tuple[str, frozenset[str]]] = MappingProxyType(
     {
@@ -63,6 +65,19 @@ PREDEFINED_ROLES: MappingProxyType[str, tuple[str, frozenset[str]]] = MappingPro
             },
         ),
         "Viewer": ("Reads everything, changes nothing", _READ_ONLY),
+        INTEGRATION_ROLE: (
+            "For a service account of an integration (the marketplace connector, CI): reads "
+            "APIs, revisions, products and analytics; manages developers and apps",
+            frozenset(
+                {
+                    "api.read",
+                    "product.read",
+                    "analytics.read",
+                    "developer.read",
+                    "developer.manage",
+                }
+            ),
+        ),
     }
 )
 

@@ -283,7 +283,7 @@ async def _issue_invitation(
         org_id=caller.org_id,
         user_id=user_id,
         token_hash=hash_opaque_token(token),
-        invited_by=caller.user.id,
+        invited_by=caller.user_id,
         expires_at=now + INVITATION_TTL,
         created_at=now,
         updated_at=now,

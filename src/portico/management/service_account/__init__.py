@@ -1,0 +1,1 @@
+"""service_account domain: machine identities of an organisation (integrations, CI)."""

@@ -1,0 +1,59 @@
+"""The migration that adds service accounts gives every existing organisation the predefined
+Integration role (new organisations get it from ``PREDEFINED_ROLES``)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from portico.core.db.migrate import alembic_config, upgrade
+from portico.management.role.permissions import PREDEFINED_ROLES
+
+REVISION = "0011_service_accounts"
+
+
+def test_existing_organisations_get_the_integration_role(tmp_path: Path) -> None:
+    from alembic import command
+
+    path = tmp_path / "store.db"
+    upgrade(f"sqlite+aiosqlite:///{path}", f"{REVISION}-1")  # the revision before this one
+    engine = sa.create_engine(f"sqlite:///{path}")
+    org_id = uuid.uuid4()
+    now = datetime.now(UTC)
+    orgs = sa.table(
+        "orgs",
+        sa.column("id", sa.Uuid()),
+        sa.column("name", sa.String()),
+        sa.column("description", sa.String()),
+        sa.column("created_at", sa.DateTime()),
+        sa.column("updated_at", sa.DateTime()),
+    )
+    with engine.begin() as connection:
+        connection.execute(
+            orgs.insert().values(
+                id=org_id, name="before", description="", created_at=now, updated_at=now
+            )
+        )
+    upgrade(f"sqlite+aiosqlite:///{path}", REVISION)
+    roles = sa.table(
+        "roles",
+        sa.column("org_id", sa.Uuid()),
+        sa.column("name", sa.String()),
+        sa.column("permissions", sa.JSON()),
+        sa.column("predefined", sa.Boolean()),
+    )
+    query = sa.select(roles.c.org_id, roles.c.permissions, roles.c.predefined).where(
+        roles.c.name == "Integration"
+    )
+    with engine.connect() as connection:
+        (row,) = connection.execute(query).all()
+    assert row.org_id == org_id and row.predefined is True
+    assert set(row.permissions) == PREDEFINED_ROLES["Integration"][1]
+    command.downgrade(alembic_config(f"sqlite+aiosqlite:///{path}"), f"{REVISION}-1")
+    with engine.connect() as connection:
+        assert connection.execute(query).all() == []
+        assert "service_accounts" not in sa.inspect(connection).get_table_names()
+    engine.dispose()
