@@ -1,7 +1,7 @@
 """service accounts
 
-Revision ID: 0011_service_accounts
-Revises: 0010_analytics
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-24 16:00:00.000000
 
 Machine identities of an organisation with a hashed bearer token and roles; and the
@@ -18,8 +18,8 @@ from alembic import op
 
 import portico.core.db.types
 
-revision: str = "0011_service_accounts"
-down_revision: str | None = "0010_analytics"
+revision: str = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

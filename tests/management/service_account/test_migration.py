@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from portico.core.db.migrate import alembic_config, upgrade
 from portico.management.role.permissions import PREDEFINED_ROLES
 
-REVISION = "0011_service_accounts"
+REVISION = "0011"
 
 
 def test_existing_organisations_get_the_integration_role(tmp_path: Path) -> None:
