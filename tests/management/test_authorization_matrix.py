@@ -116,6 +116,13 @@ MATRIX: list[tuple[str, str, str]] = [
     ("GET", "/envs/{id}/products", "product.read"),
     ("POST", "/envs/{id}/products/{id}/deploy", "product.manage"),
     ("DELETE", "/envs/{id}/products/{id}/deploy", "product.manage"),
+    ("POST", "/analytics/metrics/{id}", "analytics.read"),
+    ("GET", "/widgets", "analytics.read"),
+    ("POST", "/widgets", "analytics.manage"),
+    ("GET", "/widgets/{id}", "analytics.read"),
+    ("PATCH", "/widgets/{id}", "analytics.manage"),
+    ("DELETE", "/widgets/{id}", "analytics.manage"),
+    ("GET", "/widgets/{id}/data", "analytics.read"),
 ]
 
 ROLES = [*PREDEFINED_ROLES, None]  # None: a member holding no role at all
