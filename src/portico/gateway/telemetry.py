@@ -229,8 +229,18 @@ class Rollup:
         _merge_sketch(self.transfer_sketch, other.transfer_sketch)
 
 
-def _pairs(sketch: dict[int, int]) -> list[list[int]]:
-    return [[index, sketch[index]] for index in sorted(sketch)]
+def sketch_text(sketch: dict[int, int]) -> str:
+    """The wire form of a sketch: ``bin=count`` pairs, comma-separated, bins ascending (one
+    string to validate, not a list of lists)."""
+    pieces: list[str] = []
+    for index in sorted(sketch):
+        pieces.append(str(index))
+        pieces.append("=")
+        pieces.append(str(sketch[index]))
+        pieces.append(",")
+    if pieces:
+        pieces.pop()
+    return "".join(pieces)
 
 
 def upstream_path_of(route: SnapshotRoute) -> str:
@@ -324,11 +334,11 @@ class Batch:
                     "responseBytesMax": rollup.response_bytes_max,
                     "transferBytesMin": rollup.transfer_bytes_min,
                     "transferBytesMax": rollup.transfer_bytes_max,
-                    "latencySketch": _pairs(rollup.latency_sketch),
-                    "upstreamSketch": _pairs(rollup.upstream_sketch),
-                    "requestSketch": _pairs(rollup.request_sketch),
-                    "responseSketch": _pairs(rollup.response_sketch),
-                    "transferSketch": _pairs(rollup.transfer_sketch),
+                    "latencySketch": sketch_text(rollup.latency_sketch),
+                    "upstreamSketch": sketch_text(rollup.upstream_sketch),
+                    "requestSketch": sketch_text(rollup.request_sketch),
+                    "responseSketch": sketch_text(rollup.response_sketch),
+                    "transferSketch": sketch_text(rollup.transfer_sketch),
                 }
             )
         return out

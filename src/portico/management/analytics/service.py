@@ -336,8 +336,8 @@ async def _read(repository: AnalyticsRepository, org_id: uuid.UUID, plan: Plan) 
                 cell = outcome.cell(key)
                 if cell.sketch is None:
                     cell.sketch = sketches.Accumulator()
-                measured = int(row.measured)
-                cell.sketch.add(row.sketch, measured)
+                measured = int(row.measured or 0)
+                cell.sketch.add_joined(row.sketches or "", measured)
                 cell.count += measured
         else:
             rows = await repository.totals(

@@ -12,13 +12,15 @@ Merging thousands of rows per query in Python one bin at a time is too slow (mea
 ``bench/bench_analytics.py``); a packed sketch is instead read with one ``int(text, 16)``
 and shifted into place, and adding two such integers adds every bin at once, in C. That
 holds while no bin overflows its field: ``Accumulator`` knows the total it has added and
-falls back to a per-bin dict beyond ``FIELD_LIMIT``.
+falls back to a per-bin dict beyond ``FIELD_LIMIT``. Sparse sketches are joined as text and
+counted with one ``Counter`` over their tokens.
 """
 
 from __future__ import annotations
 
 import sys
 from array import array
+from collections import Counter
 from collections.abc import Iterable
 
 from portico.gateway.telemetry import SKETCH_MAX_INDEX, sketch_index, sketch_value
@@ -120,42 +122,57 @@ def from_legacy_buckets(buckets: list[int]) -> Sketch:
 
 
 class Accumulator:
-    """Adds stored sketches up: packed ones as integers while that is exact, the rest bin
-    by bin."""
+    """Adds stored sketches up, in C as far as Python allows: packed ones as integers
+    (while no bin can overflow its field), sparse ones as text, counted at the end with a
+    ``Counter`` over their ``bin=count`` tokens (most are ``bin=1`` in a minute's rollup, so
+    there are few distinct tokens)."""
 
-    __slots__ = ("packed", "sparse", "total")
+    __slots__ = ("packed", "sparse", "texts", "total")
 
     def __init__(self) -> None:
         self.packed = 0
         self.sparse: Sketch = {}
-        self.total = 0
+        self.texts: list[str] = []
+        self.total = 0  # values added in packed form
 
-    def add(self, text: str, count: int) -> None:
-        """``count``: how many values ``text`` holds (the row's matching counter)."""
-        if not text or count <= 0:
-            return
-        if ":" in text and self.total + count < FIELD_LIMIT:
-            low_text, _, digits = text.partition(":")
-            self.packed += int(digits, 16) << (int(low_text) * FIELD_BITS)
-        else:
-            merge(self.sparse, decode(text))
-        self.total += count
+    def add_joined(self, joined: str, count: int) -> None:
+        """Sketches joined by ``;`` (the database's ``group_concat``) holding ``count``
+        values in all."""
+        exact = self.total + count < FIELD_LIMIT
+        for text in joined.split(";"):
+            if not text:
+                continue
+            if ":" not in text:
+                self.texts.append(text)
+            elif exact:
+                low_text, _, digits = text.partition(":")
+                self.packed += int(digits, 16) << (int(low_text) * FIELD_BITS)
+            else:
+                merge(self.sparse, decode(text))
+        if exact:
+            self.total += count
 
     def merge(self, other: Accumulator) -> None:
         if self.total + other.total < FIELD_LIMIT:
             self.packed += other.packed
+            self.total += other.total
         else:
             for index, count in enumerate(_fields(other.packed)):
                 if count:
                     self.sparse[index] = self.sparse.get(index, 0) + count
         merge(self.sparse, other.sparse)
-        self.total += other.total
+        self.texts.extend(other.texts)
 
     def sketch(self) -> Sketch:
         out = dict(self.sparse)
         for index, count in enumerate(_fields(self.packed)):
             if count:
                 out[index] = out.get(index, 0) + count
+        if self.texts:
+            for token, times in Counter(",".join(self.texts).split(",")).items():
+                index_text, _, count_text = token.partition("=")
+                index = int(index_text)
+                out[index] = out.get(index, 0) + int(count_text) * times
         return out
 
 

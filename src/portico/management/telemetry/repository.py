@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, delete, func, select, text, tuple_
+from sqlalchemy import Table, delete, func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,9 +25,6 @@ from portico.management.telemetry.models import (
     TelemetryLoss,
     TelemetryRollup,
 )
-
-#: rows per statement: ~45 parameters each stays far below SQLite's 32,766 variables
-_CHUNK = 400
 
 
 def _dialect(session: AsyncSession) -> str:
@@ -45,7 +42,7 @@ def tier(hourly: bool) -> tuple[Table, str]:
     return TelemetryRollup.__table__, "minute"  # type: ignore[return-value]
 
 
-def key_of(row: dict[str, Any], period: str) -> tuple[Any, ...]:
+def key_of(row: Mapping[str, Any], period: str) -> tuple[Any, ...]:
     return (row["environment_id"], row[period], *(row[name] for name in KEY))
 
 
@@ -64,35 +61,38 @@ class TelemetryRepository:
     async def existing(
         self, hourly: bool, keys: Sequence[tuple[Any, ...]]
     ) -> dict[tuple[Any, ...], dict[str, Any]]:
-        """The stored rows of ``keys`` (environment, period, *KEY), by key."""
+        """The stored rows of ``keys`` (environment, period, *KEY), by key: the rows of the
+        environment's periods in question (a prefix of the primary key; row-value ``IN`` on
+        the whole key is not served by SQLite's index), kept when their key is asked for."""
         table, period = tier(hourly)
-        columns = [table.c.environment_id, table.c[period], *(table.c[n] for n in KEY)]
+        wanted = set(keys)
         found: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for start in range(0, len(keys), _CHUNK):
-            chunk = list(keys[start : start + _CHUNK])
-            periods = {k[1] for k in chunk}
+        for environment_id in {key[0] for key in wanted}:
+            periods = sorted({key[1] for key in wanted if key[0] == environment_id})
             statement = select(table).where(
-                table.c.environment_id == chunk[0][0],
-                table.c[period].in_(periods),
-                tuple_(*columns).in_(chunk),
+                table.c.environment_id == environment_id, table.c[period].in_(periods)
             )
             for row in (await self.session.execute(statement)).mappings():
                 record = dict(row)
-                found[key_of(record, period)] = record
+                key = key_of(record, period)
+                if key in wanted:
+                    found[key] = record
         return found
 
     async def upsert(self, hourly: bool, rows: Sequence[dict[str, Any]]) -> None:
-        """Write ``rows`` (merged already): new keys inserted, known ones replaced."""
+        """Write ``rows`` (merged already): new keys inserted, known ones replaced. One
+        statement executed for many rows (compiled once and cached), not a statement of
+        many VALUES, whose compilation costs more than the write."""
+        if not rows:
+            return
         table, period = tier(hourly)
-        insert = _insert(self.session)
         index = ["environment_id", period, *KEY]
-        for start in range(0, len(rows), _CHUNK):
-            statement = insert(table).values(list(rows[start : start + _CHUNK]))
-            new = statement.excluded
-            updates = {c.name: new[c.name] for c in table.columns if c.name not in index}
-            await self.session.execute(
-                statement.on_conflict_do_update(index_elements=index, set_=updates)
-            )
+        statement = _insert(self.session)(table)
+        new = statement.excluded
+        updates = {c.name: new[c.name] for c in table.columns if c.name not in index}
+        await self.session.execute(
+            statement.on_conflict_do_update(index_elements=index, set_=updates), list(rows)
+        )
 
     async def add_loss(self, row: dict[str, Any]) -> None:
         insert = _insert(self.session)

@@ -11,20 +11,24 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from portico.core.schema import WriteSchema
 from portico.core.validation import invalid
 from portico.gateway.telemetry import SKETCH_MAX_INDEX
-from portico.management.analytics.sketch import LEGACY_BUCKET_COUNT
+from portico.management.analytics.sketch import LEGACY_BUCKET_COUNT, Sketch, decode
 
 Count = Annotated[int, Field(ge=0, le=10**15)]
 Millis = Annotated[float, Field(ge=0, le=10**15, allow_inf_nan=False)]
 Label = Annotated[str, Field(max_length=4096)]
 Id = Annotated[str, Field(max_length=64)]
-Bin = Annotated[list[Annotated[int, Field(ge=0, le=10**15)]], Field(min_length=2, max_length=2)]
-#: at most every bin once
-SketchPairs = Annotated[list[Bin], Field(max_length=SKETCH_MAX_INDEX + 1)]
+#: ``bin=count`` pairs, comma-separated (``portico.gateway.telemetry.sketch_text``)
+SketchText = Annotated[
+    str,
+    Field(
+        max_length=(SKETCH_MAX_INDEX + 1) * 21, pattern=r"^(\d{1,4}=\d{1,15}(,\d{1,4}=\d{1,15})*)?$"
+    ),
+]
 #: the largest batch a node sends (its in-memory bound is 50,000 keys, shipped every 5 s)
 MAX_ROLLUPS = 10_000
 
@@ -64,19 +68,26 @@ class RollupIn(WriteSchema):
     response_bytes_max: Count | None = None
     transfer_bytes_min: Count | None = None
     transfer_bytes_max: Count | None = None
-    latency_sketch: SketchPairs | None = Field(
-        None, description="[bin, count] pairs of the latency sketch (1 % relative accuracy)."
+    latency_sketch: SketchText | None = Field(
+        None, description="'bin=count,...' of the latency sketch (1 % relative accuracy)."
     )
-    upstream_sketch: SketchPairs | None = None
-    request_sketch: SketchPairs | None = None
-    response_sketch: SketchPairs | None = None
-    transfer_sketch: SketchPairs | None = None
+    upstream_sketch: SketchText | None = None
+    request_sketch: SketchText | None = None
+    response_sketch: SketchText | None = None
+    transfer_sketch: SketchText | None = None
     latency_buckets: list[Count] | None = Field(
         None,
         min_length=LEGACY_BUCKET_COUNT,
         max_length=LEGACY_BUCKET_COUNT,
         description="Older nodes: requests per latency bucket (instead of latencySketch).",
     )
+
+    #: the sketches given, decoded by the validation
+    _sketches: dict[str, Sketch] = PrivateAttr(default_factory=dict)
+
+    @property
+    def sketches(self) -> dict[str, Sketch]:
+        return self._sketches
 
     @model_validator(mode="after")
     def _coherent(self) -> Self:
@@ -97,12 +108,14 @@ class RollupIn(WriteSchema):
             ("response_sketch", "responseSketch", self.requests, "requests"),
             ("transfer_sketch", "transferSketch", self.requests, "requests"),
         ):
-            pairs = getattr(self, name)
-            if pairs is None:
+            text = getattr(self, name)
+            if text is None:
                 continue
-            if any(index > SKETCH_MAX_INDEX for index, _ in pairs):
+            bins = decode(text)
+            if bins and max(bins) > SKETCH_MAX_INDEX:
                 invalid((alias,), f"bins must be at most {SKETCH_MAX_INDEX}")
-            if sum(count for _, count in pairs) != total:
+            self._sketches[name] = bins
+            if sum(bins.values()) != total:
                 invalid((alias,), f"must add up to {counter}")
         return self
 

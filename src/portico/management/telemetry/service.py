@@ -59,20 +59,18 @@ def _row(env: Environment, rollup: RollupIn) -> Row:
         row[name] = getattr(rollup, name)
     for name in NAMES[1:]:
         row[name] = getattr(rollup, name)
-    latency = rollup.latency_sketch
-    row["latency_sketch"] = (
-        sketches.from_pairs(latency)
-        if latency is not None
-        else sketches.from_legacy_buckets(rollup.latency_buckets or [])
+    given = rollup.sketches
+    row["latency_sketch"] = given.get("latency_sketch") or sketches.from_legacy_buckets(
+        rollup.latency_buckets or []
     )
     # an older node's rollup: its sizes and upstream latency at their averages
-    row["upstream_sketch"] = _pairs_or(
-        rollup.upstream_sketch, upstream_average, rollup.upstream_requests
+    row["upstream_sketch"] = _given_or(
+        given, "upstream_sketch", upstream_average, rollup.upstream_requests
     )
-    row["request_sketch"] = _pairs_or(rollup.request_sketch, average_request, requests)
-    row["response_sketch"] = _pairs_or(rollup.response_sketch, average_response, requests)
-    row["transfer_sketch"] = _pairs_or(
-        rollup.transfer_sketch, average_request + average_response, requests
+    row["request_sketch"] = _given_or(given, "request_sketch", average_request, requests)
+    row["response_sketch"] = _given_or(given, "response_sketch", average_response, requests)
+    row["transfer_sketch"] = _given_or(
+        given, "transfer_sketch", average_request + average_response, requests
     )
     return row
 
@@ -81,9 +79,11 @@ def _or(value: Any, fallback: Any) -> Any:
     return fallback if value is None else value
 
 
-def _pairs_or(pairs: list[list[int]] | None, average: float, count: int) -> sketches.Sketch:
-    if pairs is not None:
-        return sketches.from_pairs(pairs)
+def _given_or(
+    given: dict[str, sketches.Sketch], name: str, average: float, count: int
+) -> sketches.Sketch:
+    if name in given:
+        return dict(given[name])
     if count <= 0:
         return {}
     return {sketch_index(average): count}
