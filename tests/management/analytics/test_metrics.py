@@ -323,6 +323,15 @@ async def test_a_window_without_traffic_answers_empty(world: World, traffic: lis
         endTime=iso(T0 - timedelta(days=2)),
     )
     assert count.json()["value"] == 0
+    assert count.json()["groupedResults"] == []
+    ungrouped = await metric(
+        world,
+        "response-time",
+        aggregation="P95",
+        startTime=iso(T0 - timedelta(days=3)),
+        endTime=iso(T0 - timedelta(days=2)),
+    )
+    assert ungrouped.json()["groupedResults"] == [] and ungrouped.json()["value"] is None
 
 
 async def test_other_organisations_traffic_is_not_counted(

@@ -332,6 +332,8 @@ async def _read(repository: AnalyticsRepository, org_id: uuid.UUID, plan: Plan) 
                 measure=measure,
             )
             for row in rows:
+                if row.measured is None:  # an aggregate without groups over no rows
+                    continue
                 key = (tuple(row[:width]), _bucket(row.period, plan) if by_period else None)
                 cell = outcome.cell(key)
                 if cell.sketch is None:
@@ -349,6 +351,8 @@ async def _read(repository: AnalyticsRepository, org_id: uuid.UUID, plan: Plan) 
                 measure=measure,
             )
             for row in rows:
+                if row.requests is None:  # an aggregate without groups over no rows
+                    continue
                 key = (tuple(row[:width]), _bucket(row.period, plan) if by_period else None)
                 outcome.cell(key).add(row, measure is not None)
     return outcome
