@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -231,6 +232,45 @@ def test_key_auth_limit_count_and_prefix_stripping_through_the_gateway(
         )
 
     wait_for(arrived, timeout=10)
+
+    # the same traffic through the analytics query, names and percentiles included
+    now = datetime.now(UTC)
+    query = {
+        "startTime": (now - timedelta(hours=1)).isoformat(),
+        "endTime": (now + timedelta(minutes=2)).isoformat(),
+        "dimensions": ["response_status_code", "consumer", "app_name"],
+        "excludeTimeUnit": True,
+    }
+    counted = cp.post(f"/api/orgs/{org}/analytics/metrics/requests-count", json=query)
+    assert counted.status_code == 200, counted.text
+    by_key = {
+        (
+            row["dimensions"]["response_status_code"],
+            row["dimensions"]["consumer"],
+            row["dimensions"]["app_name"],
+        ): row["value"]
+        for row in counted.json()["groupedResults"]
+    }
+    assert by_key[(200, "alice", "")] == 3 and by_key[(429, "alice", "")] == 1
+    assert by_key[(401, "", "")] >= 3  # unauthenticated: the unattributed bucket
+    paths = cp.post(
+        f"/api/orgs/{org}/analytics/metrics/response-time",
+        json={
+            **query,
+            "dimensions": ["api_name", "route_name", "api_path", "upstream_path"],
+            "aggregation": "P99",
+            "filters": [{"column": "response_status_code", "operator": "EQ", "value": [200]}],
+        },
+    )
+    assert paths.status_code == 200, paths.text
+    (row,) = paths.json()["groupedResults"]
+    assert row["dimensions"] == {
+        "api_name": "orders",
+        "route_name": "orders",
+        "api_path": "/shop/orders/*",
+        "upstream_path": "/$1",
+    }
+    assert row["value"] > 0
 
 
 async def rollups(database_url: str, env_id: str) -> dict[tuple[int, str], int]:
