@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from portico.core.errors import ValidationFailed
+from portico.core.openapi import raises
 
 T = TypeVar("T")
 MAX_PAGE = 1_000_000
@@ -214,6 +215,7 @@ def _sort_pattern(keys: str) -> str:
     return rf"^{again}-?(?:{keys})(?:,-?(?:{keys}))*$"
 
 
+@raises(ValidationFailed)
 @dataclass(frozen=True)
 class ListQueryDependency:
     """A FastAPI dependency that parses the request's query string with ``spec``; the spec

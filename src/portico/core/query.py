@@ -34,6 +34,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute
 
 from portico.core.errors import ValidationFailed
+from portico.core.openapi import raises
 from portico.core.pagination import ListQueryDependency, ListSpec
 
 C = TypeVar("C", bound=Callable[..., Any])
@@ -131,6 +132,7 @@ def refuse_unknown(request: Request) -> None:
         raise ValidationFailed(errors)
 
 
+@raises(ValidationFailed)
 async def strict_query(request: Request) -> None:
     """The application-wide dependency (``FastAPI(dependencies=[Depends(strict_query)])``)."""
     query = _declared_for(request)
