@@ -17,6 +17,7 @@ from portico.core.problems import install_problem_handlers
 from portico.core.refresh import RefreshTokenStore
 from portico.core.settings import Settings
 from portico.core.tokens import AccessTokenService
+from portico.management import openapi
 from portico.management.routes import include_management_routes
 from portico.marketplace.app import PREFIX, create_marketplace_app
 from portico.portal.jwks import router as portal_jwks_router
@@ -67,6 +68,7 @@ def create_app(
     app.include_router(portal_jwks_router, prefix="/api/portal/v1")
     app.include_router(registration_router, prefix="/api/portal/v1")
     app.mount(PREFIX, admin_api)
+    openapi.install(app)  # every route's failures (problem+json), derived once for all
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

@@ -30,6 +30,7 @@ from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.db.session import SessionDep
 from portico.core.errors import Forbidden, NotFound, PermissionDenied, TokenExpired, Unauthorized
+from portico.core.openapi import raises
 from portico.core.tokens import AccessTokenService, hash_opaque_token, same_digest
 from portico.management.group.models import Group, group_members, group_roles
 from portico.management.org.models import Membership, Organization, membership_roles
@@ -143,6 +144,7 @@ def bearer_token(request: Request) -> str:
     return token.strip()
 
 
+@raises(Unauthorized)
 async def authenticate(request: Request, session: SessionDep) -> Caller:
     token = bearer_token(request)
     if token.startswith(SERVICE_ACCOUNT_TOKEN_PREFIX):
@@ -295,9 +297,11 @@ def require(permission: str) -> Callable[..., Coroutine[Any, Any, OrgCaller]]:
         return scoped
 
     dependency.__name__ = f"require_{permission.replace('.', '_').replace('-', '_')}"
-    return dependency
+    # documented on every route that requires it (core/openapi.py); 401 comes with CallerDep
+    return raises(PermissionDenied, OrgNotFound)(dependency)
 
 
+@raises(OrgNotFound)
 async def member_of_org(orgId: str, caller: CallerDep, session: SessionDep) -> OrgCaller:
     """Dependency: the caller as a member of the path's org, whatever their permissions."""
     return await org_caller(caller, session, parse_id(orgId, OrgNotFound))

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.db.engine import Database
 from portico.core.db.session import SessionDep, run_after_commit
+from portico.core.errors import NotFound, PermissionDenied, Unauthorized
+from portico.core.openapi import raises
 from portico.management.access import OrgCaller, bearer_token, parse_id, require
 from portico.management.dataplane import service as dataplane_service
 from portico.management.dataplane.notifier import NOTIFIER
@@ -40,14 +42,25 @@ POLL_INTERVAL = 0.5
 MAX_WAIT = 60
 
 
+@raises(Unauthorized, PermissionDenied, NotFound)
+def node_bearer(request: Request) -> str:
+    """Dependency: the bearer token of a node (a data-plane token) or a user holding
+    ``environment.manage`` (an access token), checked by :func:`authorize_request`; a
+    missing one is a 401 before anything else is looked at."""
+    return bearer_token(request)
+
+
+NodeBearer = Annotated[str, Depends(node_bearer)]
+
+
 async def authorize_request(
-    request: Request, session: AsyncSession, env_id: uuid.UUID
+    request: Request, session: AsyncSession, env_id: uuid.UUID, bearer: str
 ) -> Environment:
     """The environment a calling node (or a user with environment.manage) may act for."""
     state = request.app.state
     return await dataplane_service.authorize_node(
         session=session,
-        bearer=bearer_token(request),
+        bearer=bearer,
         env_id=env_id,
         tokens=state.access_tokens,
         clock=state.clock,
@@ -105,10 +118,20 @@ async def revoke_dataplane_token(
     return Response(status_code=204)
 
 
-@router.get("/api/dataplane/v1/envs/{envId}/config")
+@router.get(
+    "/api/dataplane/v1/envs/{envId}/config",
+    responses={
+        200: {"description": "The snapshot (the gateway configuration), as JSON."},
+        304: {
+            "description": "No version newer than `since` appeared within `wait` seconds, "
+            "or the snapshot's ETag is the `If-None-Match` sent."
+        },
+    },
+)
 async def get_environment_config(
     envId: str,
     request: Request,
+    bearer: NodeBearer,
     since: Annotated[int | None, Query(ge=0, description="Version the node has.")] = None,
     wait: Annotated[
         int, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for a newer one.")
@@ -122,7 +145,7 @@ async def get_environment_config(
     database: Database = state.database
     async with database.session() as session:
         async with session.begin():
-            env = await authorize_request(request, session, env_id)
+            env = await authorize_request(request, session, env_id, bearer)
             version = await latest_version(session, env.id)
             if version == 0:  # an environment from before snapshots existed: give it its first
                 version = (await publish(session, env, "initial configuration")).version
@@ -148,12 +171,12 @@ async def get_environment_config(
 
 
 @router.post("/api/dataplane/v1/heartbeat", status_code=204)
-async def post_heartbeat(body: HeartbeatRequest, request: Request) -> Response:
+async def post_heartbeat(body: HeartbeatRequest, request: Request, bearer: NodeBearer) -> Response:
     """A gateway node reports which config version it runs."""
     state = request.app.state
     database: Database = state.database
     async with database.session() as session, session.begin():
-        env = await authorize_request(request, session, body.environment_id)
+        env = await authorize_request(request, session, body.environment_id, bearer)
         await dataplane_service.heartbeat(
             session=session,
             env=env,

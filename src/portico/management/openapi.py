@@ -1,0 +1,74 @@
+"""The management service's OpenAPI document (``/api/openapi.json``): FastAPI's, plus the
+failures every route really answers with, derived from how the route is built
+(``core/openapi.py`` has the mechanism, shared with the marketplace admin API):
+
+- 401 (and the bearer security scheme) on every route that authenticates its caller: its
+  dependencies include ``access.authenticate`` (``CallerDep``, ``require``,
+  ``member_of_org``) or another dependency marked ``@raises(Unauthorized)``;
+- 403 on every route behind ``require(...)`` (marked ``@raises(PermissionDenied, ...)``);
+- 404 on every route with a path parameter (an id that is not a UUID, or of another
+  organisation, names nothing either), and where a dependency raises it;
+- 400 on every route with a body or query parameters (malformed values, unknown query
+  parameters of a list: ``ListSpec``), naming each parameter or body field at fault;
+- 413 and 415 on every route with a body (too large, not JSON).
+
+No route documents FastAPI's 422: validation failures are 400 problems. What only the route
+knows (a 409 from its service, a 304, a 429) it declares with
+``responses=problems(Conflict, detail="...")`` (``core/openapi.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fastapi import FastAPI
+
+from portico.core import openapi
+from portico.core.openapi import FailureRules, Route
+
+SECURITY_SCHEME = "bearer"
+
+BAD_REQUEST = (
+    "The request is not valid (a malformed body or value, a query parameter the route does "
+    "not read); `errors` names each parameter or body field at fault."
+)
+UNAUTHENTICATED = (
+    "No valid access token: send `Authorization: Bearer <token>` (POST /api/auth/login)."
+)
+FORBIDDEN = "The caller lacks a permission this endpoint needs; `permission` names it."
+NOT_FOUND = (
+    "Nothing has this id in this organisation (or the id is not a UUID, or the caller is not "
+    "a member of the organisation)."
+)
+TOO_LARGE = "The body is larger than the server accepts (PORTICO_MAX_BODY_BYTES)."
+NOT_JSON = "The body is not JSON: send `Content-Type: application/json`."
+
+
+def _failures(route: Route) -> Iterator[tuple[int, str]]:
+    if route.has_body or route.query_params:
+        yield 400, BAD_REQUEST
+    if route.path_params:
+        yield 404, NOT_FOUND
+    if route.has_body:
+        yield 413, TOO_LARGE
+        yield 415, NOT_JSON
+
+
+RULES = FailureRules(
+    failures=_failures,
+    descriptions={400: BAD_REQUEST, 401: UNAUTHENTICATED, 403: FORBIDDEN, 404: NOT_FOUND},
+    security_scheme=(
+        SECURITY_SCHEME,
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An access token from POST /api/auth/login; on /api/dataplane/v1, "
+            "a data-plane token of the environment also does.",
+        },
+    ),
+)
+
+
+def install(app: FastAPI) -> None:
+    """Make ``app.openapi()`` (and so ``GET /api/openapi.json``) describe the failures."""
+    openapi.install(app, RULES)
