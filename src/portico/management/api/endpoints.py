@@ -5,6 +5,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.api import service as api_service
@@ -39,7 +41,12 @@ async def list_apis(
     )
 
 
-@router.post("", response_model=ApiRead, status_code=201)
+@router.post(
+    "",
+    response_model=ApiRead,
+    status_code=201,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def create_api(body: ApiCreate, caller: Creator, session: SessionDep) -> ApiRead:
     view = await api_service.create(session=session, caller=caller, data=body)
     return ApiRead.of(*view)
@@ -53,7 +60,11 @@ async def get_api(apiId: str, caller: Reader, session: SessionDep) -> ApiRead:
     return ApiRead.of(*view)
 
 
-@router.patch("/{apiId}", response_model=ApiRead)
+@router.patch(
+    "/{apiId}",
+    response_model=ApiRead,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def update_api(apiId: str, body: ApiUpdate, caller: Editor, session: SessionDep) -> ApiRead:
     view = await api_service.update(
         session=session, caller=caller, api_id=parse_id(apiId, ApiNotFound), data=body
@@ -61,7 +72,11 @@ async def update_api(apiId: str, body: ApiUpdate, caller: Editor, session: Sessi
     return ApiRead.of(*view)
 
 
-@router.delete("/{apiId}", status_code=204)
+@router.delete(
+    "/{apiId}",
+    status_code=204,
+    responses=problems(Conflict, detail="The API is deployed: undeploy it first."),
+)
 async def delete_api(apiId: str, caller: Deleter, session: SessionDep) -> Response:
     """Refused (409) while any revision of the API is deployed; removes its revisions."""
     await api_service.delete(session=session, caller=caller, api_id=parse_id(apiId, ApiNotFound))

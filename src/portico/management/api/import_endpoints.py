@@ -12,7 +12,8 @@ from pydantic import Field
 from starlette.datastructures import UploadFile
 
 from portico.core.db.session import SessionDep
-from portico.core.errors import PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from portico.core.errors import Conflict, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from portico.core.openapi import problems
 from portico.core.schema import ReadSchema
 from portico.management.access import OrgCaller, require
 from portico.management.api import service as api_service
@@ -38,6 +39,7 @@ class ImportResult(ReadSchema):
 
 _DOC = {
     "requestBody": {
+        "required": True,
         "content": {
             "application/json": {
                 "schema": {
@@ -54,13 +56,25 @@ _DOC = {
                     "properties": {"file": {"type": "string", "format": "binary"}},
                 }
             },
-        }
+        },
     }
 }
 
 
-@router.post("/from-spec", response_model=ImportResult, status_code=201, openapi_extra=_DOC)
-@router.post("/import-openapi", response_model=ImportResult, status_code=201, openapi_extra=_DOC)
+@router.post(
+    "/from-spec",
+    response_model=ImportResult,
+    status_code=201,
+    openapi_extra=_DOC,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
+@router.post(
+    "/import-openapi",
+    response_model=ImportResult,
+    status_code=201,
+    openapi_extra=_DOC,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def import_openapi(request: Request, caller: Creator, session: SessionDep) -> ImportResult:
     """Create an API and its first revision from an OpenAPI 3.x document (JSON or YAML).
 

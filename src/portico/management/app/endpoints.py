@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.app import service as app_service
@@ -59,7 +61,13 @@ async def list_apps(
 
 
 @router.post(
-    "/developers/{developerId}/envs/{envId}/apps", response_model=AppWritten, status_code=201
+    "/developers/{developerId}/envs/{envId}/apps",
+    response_model=AppWritten,
+    status_code=201,
+    responses=problems(
+        Conflict,
+        detail="An app with this name, or a consumer holding these credentials, already exists.",
+    ),
 )
 async def create_app(
     developerId: str, envId: str, body: AppCreate, caller: Manager, session: SessionDep, box: Box
@@ -84,7 +92,14 @@ async def get_app(appId: str, caller: Reader, session: SessionDep) -> AppRead:
     return view.read()
 
 
-@router.patch("/apps/{appId}", response_model=AppWritten)
+@router.patch(
+    "/apps/{appId}",
+    response_model=AppWritten,
+    responses=problems(
+        Conflict,
+        detail="An app with this name, or a consumer holding these credentials, already exists.",
+    ),
+)
 async def update_app(
     appId: str, body: AppUpdate, caller: Manager, session: SessionDep, box: Box
 ) -> AppWritten:
@@ -96,7 +111,11 @@ async def update_app(
     return _written(view)
 
 
-@router.post("/apps/{appId}/credentials/rotate", response_model=AppWritten)
+@router.post(
+    "/apps/{appId}/credentials/rotate",
+    response_model=AppWritten,
+    responses=problems(Conflict, detail="Another consumer already holds these credentials."),
+)
 async def rotate_app_credentials(
     appId: str, body: CredentialRotate, caller: Manager, session: SessionDep, box: Box
 ) -> AppWritten:

@@ -4,6 +4,8 @@ from fastapi import APIRouter, Request
 
 from portico.core.audit import Actor
 from portico.core.db.session import SessionDep
+from portico.core.errors import Unauthorized
+from portico.core.openapi import problems
 from portico.management.access import CallerDep
 from portico.management.auth import service as auth_service
 from portico.management.auth.schemas import (
@@ -27,7 +29,11 @@ def _anonymous_actor(request: Request) -> Actor:
     )
 
 
-@router.post("/api/auth/login", response_model=TokenResponse)
+@router.post(
+    "/api/auth/login",
+    response_model=TokenResponse,
+    responses=problems(Unauthorized, detail="The email or the password is wrong."),
+)
 async def login(body: LoginRequest, request: Request, session: SessionDep) -> TokenResponse:
     state = request.app.state
     return await auth_service.login(
@@ -41,7 +47,13 @@ async def login(body: LoginRequest, request: Request, session: SessionDep) -> To
     )
 
 
-@router.post("/api/auth/refresh", response_model=TokenResponse)
+@router.post(
+    "/api/auth/refresh",
+    response_model=TokenResponse,
+    responses=problems(
+        Unauthorized, detail="The refresh token is unknown, expired, revoked or reused."
+    ),
+)
 async def refresh(body: RefreshRequest, request: Request, session: SessionDep) -> TokenResponse:
     state = request.app.state
     return await auth_service.refresh_tokens(
@@ -52,7 +64,11 @@ async def refresh(body: RefreshRequest, request: Request, session: SessionDep) -
     )
 
 
-@router.post("/api/auth/accept-invitation", response_model=TokenResponse)
+@router.post(
+    "/api/auth/accept-invitation",
+    response_model=TokenResponse,
+    responses=problems(Unauthorized, detail="The invitation is unknown, expired or used."),
+)
 async def accept_invitation(
     body: AcceptInvitationRequest, request: Request, session: SessionDep
 ) -> TokenResponse:

@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.core.settings import Settings
 from portico.management.access import OrgCaller, parse_id, require
@@ -54,7 +56,15 @@ async def list_consumers(
     return page_of(page, ConsumerRead)
 
 
-@router.post("", response_model=ConsumerWritten, status_code=201)
+@router.post(
+    "",
+    response_model=ConsumerWritten,
+    status_code=201,
+    responses=problems(
+        Conflict,
+        detail="A consumer with this username, or holding these credentials, already exists.",
+    ),
+)
 async def create_consumer(
     body: ConsumerCreate, caller: Manager, session: SessionDep, box: Box
 ) -> ConsumerWritten:
@@ -71,7 +81,15 @@ async def get_consumer(consumerId: str, caller: Reader, session: SessionDep) -> 
     return ConsumerRead.model_validate(consumer)
 
 
-@router.patch("/{consumerId}", response_model=ConsumerWritten)
+@router.patch(
+    "/{consumerId}",
+    response_model=ConsumerWritten,
+    responses=problems(
+        Conflict,
+        detail="The consumer belongs to an app (change it there), or the username or "
+        "credentials are taken.",
+    ),
+)
 async def update_consumer(
     consumerId: str, body: ConsumerUpdate, caller: Manager, session: SessionDep, box: Box
 ) -> ConsumerWritten:
@@ -87,7 +105,13 @@ async def update_consumer(
     return _written(written)
 
 
-@router.delete("/{consumerId}", status_code=204)
+@router.delete(
+    "/{consumerId}",
+    status_code=204,
+    responses=problems(
+        Conflict, detail="The consumer belongs to an app: delete it through the app."
+    ),
+)
 async def delete_consumer(consumerId: str, caller: Manager, session: SessionDep) -> Response:
     await consumer_service.delete(
         session=session, caller=caller, consumer_id=parse_id(consumerId, ConsumerNotFound)

@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.deployment import service as deployment_service
 from portico.management.deployment.schemas import (
@@ -24,7 +26,15 @@ Reader = Annotated[OrgCaller, Depends(require("api.read"))]
 REVISION = "/{apiId}/revisions/{revisionId}"
 
 
-@router.post(f"{REVISION}/deploy", response_model=DeployResult)
+@router.post(
+    f"{REVISION}/deploy",
+    response_model=DeployResult,
+    responses=problems(
+        Conflict,
+        detail="A route conflicts with another deployed API's, or another revision is "
+        "live (deploy with force).",
+    ),
+)
 async def deploy_revision(
     apiId: str, revisionId: str, body: DeployRequest, caller: Deployer, session: SessionDep
 ) -> DeployResult:
@@ -46,7 +56,11 @@ async def deploy_revision(
     )
 
 
-@router.post(f"{REVISION}/deploy/dry-run", response_model=DryRunResult)
+@router.post(
+    f"{REVISION}/deploy/dry-run",
+    response_model=DryRunResult,
+    responses=problems(Conflict, detail="A route conflicts with another deployed API's."),
+)
 async def dry_run_revision(
     apiId: str, revisionId: str, body: EnvironmentRequest, caller: Deployer, session: SessionDep
 ) -> DryRunResult:
@@ -69,7 +83,11 @@ async def dry_run_revision(
     return result
 
 
-@router.post(f"{REVISION}/undeploy", response_model=UndeployResult)
+@router.post(
+    f"{REVISION}/undeploy",
+    response_model=UndeployResult,
+    responses=problems(Conflict, detail="The revision is not deployed to this environment."),
+)
 async def undeploy_revision(
     apiId: str, revisionId: str, body: EnvironmentRequest, caller: Deployer, session: SessionDep
 ) -> UndeployResult:

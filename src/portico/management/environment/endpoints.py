@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.environment import service as environment_service
@@ -17,6 +19,7 @@ from portico.management.environment.schemas import (
 from portico.management.environment.service import EnvironmentNotFound
 from portico.management.pages import PageRead, page_of
 
+TAKEN = "An environment with this name, or serving one of these gateway hosts, exists."
 router = APIRouter(prefix="/api/orgs/{orgId}/envs", tags=["environments"])
 
 LIST = ListSpec(
@@ -36,7 +39,15 @@ async def list_environments(
     return page_of(page, EnvironmentRead)
 
 
-@router.post("", response_model=EnvironmentRead, status_code=201)
+@router.post(
+    "",
+    response_model=EnvironmentRead,
+    status_code=201,
+    responses=problems(
+        Conflict,
+        detail=TAKEN,
+    ),
+)
 async def create_environment(
     body: EnvironmentCreate, caller: Manager, session: SessionDep
 ) -> EnvironmentRead:
@@ -58,7 +69,14 @@ async def get_environment(envId: str, caller: Reader, session: SessionDep) -> En
     )
 
 
-@router.patch("/{envId}", response_model=EnvironmentRead)
+@router.patch(
+    "/{envId}",
+    response_model=EnvironmentRead,
+    responses=problems(
+        Conflict,
+        detail=TAKEN,
+    ),
+)
 async def update_environment(
     envId: str,
     body: EnvironmentUpdate,
@@ -71,7 +89,13 @@ async def update_environment(
     return EnvironmentRead.model_validate(env)
 
 
-@router.delete("/{envId}", status_code=204)
+@router.delete(
+    "/{envId}",
+    status_code=204,
+    responses=problems(
+        Conflict, detail="The environment has deployed APIs or upstreams: remove them first."
+    ),
+)
 async def delete_environment(envId: str, caller: Manager, session: SessionDep) -> Response:
     await environment_service.delete(
         session=session, caller=caller, env_id=parse_id(envId, EnvironmentNotFound)

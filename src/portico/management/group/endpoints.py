@@ -7,6 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.group import service as group_service
@@ -34,7 +36,12 @@ async def list_groups(
     return page_of(page, GroupRead)
 
 
-@router.post("", response_model=GroupRead, status_code=201)
+@router.post(
+    "",
+    response_model=GroupRead,
+    status_code=201,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def create_group(body: GroupCreate, caller: Manager, session: SessionDep) -> GroupRead:
     group = await group_service.create(session=session, caller=caller, data=body)
     return GroupRead.model_validate(group)
@@ -48,7 +55,11 @@ async def get_group(groupId: str, caller: Reader, session: SessionDep) -> GroupR
     return GroupRead.model_validate(group)
 
 
-@router.patch("/{groupId}", response_model=GroupRead)
+@router.patch(
+    "/{groupId}",
+    response_model=GroupRead,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def update_group(
     groupId: str, body: GroupUpdate, caller: Manager, session: SessionDep
 ) -> GroupRead:

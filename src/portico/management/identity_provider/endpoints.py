@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.identity_provider import service as identity_provider_service
@@ -36,7 +38,12 @@ async def list_identity_providers(
     return page_of(page, IdentityProviderSummary)
 
 
-@router.post("", response_model=IdentityProviderRead, status_code=201)
+@router.post(
+    "",
+    response_model=IdentityProviderRead,
+    status_code=201,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def create_identity_provider(
     body: IdentityProviderCreate, caller: Manager, session: SessionDep
 ) -> IdentityProviderRead:
@@ -54,7 +61,11 @@ async def get_identity_provider(
     return IdentityProviderRead.model_validate(idp)
 
 
-@router.patch("/{idpId}", response_model=IdentityProviderRead)
+@router.patch(
+    "/{idpId}",
+    response_model=IdentityProviderRead,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def update_identity_provider(
     idpId: str,
     body: IdentityProviderUpdate,

@@ -5,7 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from portico.core.db.session import SessionDep
-from portico.core.errors import Forbidden
+from portico.core.errors import Conflict, Forbidden
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import CallerDep, OrgCaller, member_of_org, require
 from portico.management.org import service as org_service
@@ -25,7 +26,15 @@ async def list_orgs(
     return page_of(page, OrganizationRead)
 
 
-@router.post("", response_model=OrganizationRead, status_code=201)
+@router.post(
+    "",
+    response_model=OrganizationRead,
+    status_code=201,
+    responses={
+        **problems(Forbidden, detail="Only platform administrators create organisations."),
+        **problems(Conflict, detail="An organisation already has this name."),
+    },
+)
 async def create_org(
     body: OrganizationCreate, caller: CallerDep, session: SessionDep
 ) -> OrganizationRead:
@@ -45,7 +54,11 @@ async def get_org(
     )
 
 
-@router.patch("/{orgId}", response_model=OrganizationRead)
+@router.patch(
+    "/{orgId}",
+    response_model=OrganizationRead,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def update_org(
     body: OrganizationUpdate,
     caller: Annotated[OrgCaller, Depends(require("org.manage"))],

@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.api.service import ApiNotFound
@@ -75,7 +77,11 @@ async def get_revision(
     return RevisionRead.of(*view)
 
 
-@router.delete("/{apiId}/revisions/{revisionId}", status_code=204)
+@router.delete(
+    "/{apiId}/revisions/{revisionId}",
+    status_code=204,
+    responses=problems(Conflict, detail="The revision is deployed."),
+)
 async def delete_revision(
     apiId: str, revisionId: str, caller: Deleter, session: SessionDep
 ) -> Response:
@@ -89,7 +95,11 @@ async def delete_revision(
     return Response(status_code=204)
 
 
-@router.put("/{apiId}/revisions/{revisionId}/service-spec", response_model=RevisionRead)
+@router.put(
+    "/{apiId}/revisions/{revisionId}/service-spec",
+    response_model=RevisionRead,
+    responses=problems(Conflict, detail="The revision is deployed: clone it to change it."),
+)
 async def replace_service_spec(
     apiId: str, revisionId: str, body: ServiceSpecReplace, caller: Editor, session: SessionDep
 ) -> RevisionRead:
@@ -104,7 +114,11 @@ async def replace_service_spec(
     return RevisionRead.of(*view)
 
 
-@router.put("/{apiId}/revisions/{revisionId}/route-spec", response_model=RevisionRead)
+@router.put(
+    "/{apiId}/revisions/{revisionId}/route-spec",
+    response_model=RevisionRead,
+    responses=problems(Conflict, detail="The revision is deployed: clone it to change it."),
+)
 async def replace_route_spec(
     apiId: str, revisionId: str, body: RouteSpecReplace, caller: Editor, session: SessionDep
 ) -> RevisionRead:
@@ -133,7 +147,11 @@ async def clone_revision(
     return RevisionRead.of(*view)
 
 
-@router.patch("/{apiId}/revisions/{revisionId}/upstream-bindings/add", response_model=RevisionRead)
+@router.patch(
+    "/{apiId}/revisions/{revisionId}/upstream-bindings/add",
+    response_model=RevisionRead,
+    responses=problems(Conflict, detail="The revision is deployed: clone it to change it."),
+)
 async def add_upstream_bindings(
     apiId: str, revisionId: str, body: BindingsChange, caller: Editor, session: SessionDep
 ) -> RevisionRead:
@@ -149,7 +167,11 @@ async def add_upstream_bindings(
     return RevisionRead.of(*view)
 
 
-@router.patch("/{apiId}/revisions/{revisionId}/upstream-bindings", response_model=RevisionRead)
+@router.patch(
+    "/{apiId}/revisions/{revisionId}/upstream-bindings",
+    response_model=RevisionRead,
+    responses=problems(Conflict, detail="The revision is deployed: clone it to change it."),
+)
 async def replace_upstream_bindings(
     apiId: str, revisionId: str, body: BindingsChange, caller: Editor, session: SessionDep
 ) -> RevisionRead:

@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 
 from portico.core.db.session import SessionDep
-from portico.core.errors import ValidationFailed
+from portico.core.errors import Conflict, ValidationFailed
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.pages import PageRead, page_of
@@ -58,7 +59,12 @@ async def list_roles(
     return page_of(page, RoleRead)
 
 
-@router.post("/roles", response_model=RoleRead, status_code=201)
+@router.post(
+    "/roles",
+    response_model=RoleRead,
+    status_code=201,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def create_role(body: RoleCreate, caller: Manager, session: SessionDep) -> RoleRead:
     role = await role_service.create(session=session, caller=caller, data=body)
     return RoleRead.model_validate(role)
@@ -72,7 +78,11 @@ async def get_role(roleId: str, caller: Reader, session: SessionDep) -> RoleRead
     return RoleRead.model_validate(role)
 
 
-@router.patch("/roles/{roleId}", response_model=RoleRead)
+@router.patch(
+    "/roles/{roleId}",
+    response_model=RoleRead,
+    responses=problems(Conflict, detail="A predefined role cannot change, or the name is taken."),
+)
 async def update_role(
     roleId: str, body: RoleUpdate, caller: Manager, session: SessionDep
 ) -> RoleRead:
@@ -82,7 +92,11 @@ async def update_role(
     return RoleRead.model_validate(role)
 
 
-@router.delete("/roles/{roleId}", status_code=204)
+@router.delete(
+    "/roles/{roleId}",
+    status_code=204,
+    responses=problems(Conflict, detail="A predefined role cannot be deleted."),
+)
 async def delete_role(roleId: str, caller: Manager, session: SessionDep) -> Response:
     await role_service.delete(
         session=session, caller=caller, role_id=parse_id(roleId, RoleNotFound)

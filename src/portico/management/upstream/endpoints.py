@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.environment.service import EnvironmentNotFound
@@ -45,7 +47,12 @@ async def list_upstreams(
     return page_of(page, UpstreamRead)
 
 
-@router.post("", response_model=UpstreamRead, status_code=201)
+@router.post(
+    "",
+    response_model=UpstreamRead,
+    status_code=201,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def create_upstream(
     envId: str, body: UpstreamCreate, caller: Manager, session: SessionDep
 ) -> UpstreamRead:
@@ -68,7 +75,11 @@ async def get_upstream(
     return UpstreamRead.model_validate(upstream)
 
 
-@router.put("/{upstreamId}", response_model=UpstreamRead)
+@router.put(
+    "/{upstreamId}",
+    response_model=UpstreamRead,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def replace_upstream(
     envId: str, upstreamId: str, body: UpstreamReplace, caller: Manager, session: SessionDep
 ) -> UpstreamRead:
@@ -83,7 +94,11 @@ async def replace_upstream(
     return UpstreamRead.model_validate(upstream)
 
 
-@router.patch("/{upstreamId}", response_model=UpstreamRead)
+@router.patch(
+    "/{upstreamId}",
+    response_model=UpstreamRead,
+    responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
+)
 async def update_upstream(
     envId: str, upstreamId: str, body: UpstreamUpdate, caller: Manager, session: SessionDep
 ) -> UpstreamRead:
@@ -98,7 +113,11 @@ async def update_upstream(
     return UpstreamRead.model_validate(upstream)
 
 
-@router.delete("/{upstreamId}", status_code=204)
+@router.delete(
+    "/{upstreamId}",
+    status_code=204,
+    responses=problems(Conflict, detail="APIs deployed in the environment use the upstream."),
+)
 async def delete_upstream(
     envId: str, upstreamId: str, caller: Manager, session: SessionDep
 ) -> Response:

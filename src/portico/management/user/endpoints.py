@@ -6,6 +6,8 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.core.settings import Settings
 from portico.management.access import OrgCaller, parse_id, require
@@ -51,7 +53,12 @@ async def list_users(
     return page_of(page, UserRead)
 
 
-@router.post("", response_model=UserInvited, status_code=201)
+@router.post(
+    "",
+    response_model=UserInvited,
+    status_code=201,
+    responses=problems(Conflict, detail="The account is already a member of the organisation."),
+)
 async def invite_user(
     body: UserInvite, caller: Manager, session: SessionDep, request: Request
 ) -> UserInvited:
@@ -72,7 +79,11 @@ async def get_user(userId: str, caller: Reader, session: SessionDep) -> UserRead
     return UserRead.model_validate(member)
 
 
-@router.patch("/{userId}", response_model=UserRead)
+@router.patch(
+    "/{userId}",
+    response_model=UserRead,
+    responses=problems(Conflict, detail="The organisation must keep at least one Administrator."),
+)
 async def update_user(
     userId: str, body: UserUpdate, caller: Manager, session: SessionDep
 ) -> UserRead:
@@ -82,7 +93,11 @@ async def update_user(
     return UserRead.model_validate(member)
 
 
-@router.delete("/{userId}", status_code=204)
+@router.delete(
+    "/{userId}",
+    status_code=204,
+    responses=problems(Conflict, detail="The organisation must keep at least one Administrator."),
+)
 async def remove_user(userId: str, caller: Manager, session: SessionDep) -> Response:
     await user_service.remove(
         session=session, caller=caller, user_id=parse_id(userId, UserNotFound)
@@ -90,7 +105,14 @@ async def remove_user(userId: str, caller: Manager, session: SessionDep) -> Resp
     return Response(status_code=204)
 
 
-@router.post("/{userId}/invitation", response_model=InvitationRead, status_code=201)
+@router.post(
+    "/{userId}/invitation",
+    response_model=InvitationRead,
+    status_code=201,
+    responses=problems(
+        Conflict, detail="The invitation was already accepted, or the account cannot sign in."
+    ),
+)
 async def reissue_invitation(
     userId: str, caller: Manager, session: SessionDep, request: Request
 ) -> InvitationRead:
