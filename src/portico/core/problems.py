@@ -58,7 +58,11 @@ async def _request_validation(request: Request, error: RequestValidationError) -
 
 
 def request_validation_error(request: Request, errors: Any) -> PorticoError:
-    """FastAPI's validation errors: body errors get JSON pointers, query errors the parameter."""
+    """FastAPI's validation errors: body errors get JSON pointers, query errors the parameter.
+    A body that is not sent as JSON is a 415 whatever the route reads (a model or a plain
+    object: FastAPI hands either the raw bytes, which fail differently)."""
+    if not _json_content(request) and any(tuple(e.get("loc", ()))[:1] == ("body",) for e in errors):
+        return _media_type_error(request)
     items: list[dict[str, str]] = []
     for error in errors:
         loc = tuple(error.get("loc", ()))
@@ -84,10 +88,16 @@ def request_validation_error(request: Request, errors: Any) -> PorticoError:
     return ValidationFailed(items)
 
 
+def _json_content(request: Request) -> bool:
+    """No content type (FastAPI reads the body as JSON), ``application/json`` or ``+json``."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return media_type in ("application/json", "") or media_type.endswith("+json")
+
+
 def _media_type_error(request: Request) -> PorticoError:
-    content_type = request.headers.get("content-type", "")
-    if content_type.split(";")[0].strip().lower() in ("application/json", ""):
+    if _json_content(request):
         return ValidationFailed([{"pointer": "", "detail": "request body must be a JSON object"}])
+    content_type = request.headers.get("content-type", "")
     return UnsupportedMediaType(
         f"Content-Type {content_type!r} is not supported; use application/json"
     )
@@ -122,12 +132,23 @@ async def _http_exception(request: Request, error: StarletteHTTPException) -> Re
 def _allowed_methods(request: Request) -> str:
     """Every method the path answers to. The router answers 405 from the first route whose
     path matches (``GET /jobs/{job}``), but the path may have others (``DELETE /jobs/{job}``),
-    and the Allow header must list them all (RFC 9110 §15.5.6)."""
-    methods: set[str] = set()
+    and the Allow header must list them all (RFC 9110 §15.5.6). A path with a literal
+    segment is its own resource, not one of the parameter's (``/apis/from-spec`` is not an
+    ``/apis/{apiId}``, though the router would take it as one for a method it lacks): only
+    the methods of the most specific paths that match count."""
+    matching: dict[str, set[str]] = {}
     for route in iter_route_contexts(request.app.routes):
         allowed = getattr(route, "methods", None)
-        if allowed and route.matches(request.scope)[0] is not Match.NONE:
-            methods |= allowed
+        path = route.path_format
+        if allowed and path and route.matches(request.scope)[0] is not Match.NONE:
+            matching.setdefault(path, set()).update(allowed)
+    if not matching:
+        return ""
+    fewest = min(path.count("{") for path in matching)
+    methods: set[str] = set()
+    for path_format, allowed_there in matching.items():
+        if path_format.count("{") == fewest:
+            methods |= allowed_there
     return ", ".join(sorted(methods))
 
 
