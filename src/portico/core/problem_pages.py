@@ -73,7 +73,13 @@ def _wants_html(request: Request) -> bool:
     return "text/html" in accept and "application/json" not in accept
 
 
-@router.get("", response_model=Envelope[list[ProblemType]])
+#: a browser that asks for HTML gets a page instead of JSON
+HTML: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/html": {"schema": {"type": "string"}}}}
+}
+
+
+@router.get("", response_model=Envelope[list[ProblemType]], responses=HTML)
 async def list_problem_types(request: Request) -> Any:
     """Every kind of problem the API answers with."""
     types = list(catalogue().values())
@@ -82,7 +88,7 @@ async def list_problem_types(request: Request) -> Any:
     return Envelope(data=types)
 
 
-@router.get("/{kind}", response_model=Envelope[ProblemType])
+@router.get("/{kind}", response_model=Envelope[ProblemType], responses=HTML)
 async def get_problem_type(kind: str, request: Request) -> Any:
     """One kind of problem: its title, status, when it happens and what to do."""
     found = catalogue().get(kind)

@@ -37,8 +37,8 @@ UNAUTHENTICATED = (
 )
 FORBIDDEN = "The caller lacks a permission this endpoint needs; `permission` names it."
 NOT_FOUND = (
-    "Nothing has this id in this organisation (or the id is not a UUID, or the caller is not "
-    "a member of the organisation)."
+    "Nothing has this id (an id that is not a UUID, or of an organisation the caller is not "
+    "a member of, names nothing either)."
 )
 TOO_LARGE = "The body is larger than the server accepts (PORTICO_MAX_BODY_BYTES)."
 NOT_JSON = "The body is not JSON: send `Content-Type: application/json`."
