@@ -33,13 +33,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import httpx
 import pytest
 import schemathesis
 import uvicorn
-from fastapi import params
+from fastapi import APIRouter, Depends, params
 from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute, iter_route_contexts
 from hypothesis import HealthCheck, settings
@@ -50,8 +50,12 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from portico.app import create_app
 from portico.bootstrap import bootstrap
 from portico.core.db.engine import Database
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
+from portico.core.pagination import ListQuery, ListSpec, list_query
+from portico.core.schema import WriteSchema
 from portico.core.settings import Settings
-from portico.management.access import authenticate
+from portico.management.access import OrgCaller, authenticate, require
 from portico.management.dataplane.endpoints import node_bearer
 from tests.conftest import TEST_SECRET, DatabaseTemplate
 
@@ -417,3 +421,42 @@ def _calls(dependant: Any) -> list[Any]:
         out.append(sub.call)
         out.extend(_calls(sub))
     return out
+
+
+class _WidgetCreate(WriteSchema):
+    name: str
+
+
+def test_a_router_added_later_is_documented_without_declaring_anything() -> None:
+    """What another branch's router gets from being built the usual way: its failures, and
+    the 409 it declares itself."""
+    app = create_app(_settings(database_url="sqlite+aiosqlite:///:memory:"))
+    router = APIRouter(prefix="/api/orgs/{orgId}/widgets")
+
+    @router.get("")
+    async def list_widgets(
+        caller: Annotated[OrgCaller, Depends(require("api.read"))],
+        query: ListQuery = Depends(list_query(ListSpec(frozenset({"name"}), "name"))),
+    ) -> dict[str, str]:
+        return {}
+
+    @router.post("/{widgetId}/copies", responses=problems(Conflict, detail="Name taken."))
+    async def copy_widget(
+        widgetId: str,  # noqa: N803 - the path parameter's name
+        body: _WidgetCreate,
+        caller: Annotated[OrgCaller, Depends(require("api.create"))],
+    ) -> dict[str, str]:
+        return {}
+
+    app.include_router(router)
+    paths = app.openapi()["paths"]
+    listed = paths["/api/orgs/{orgId}/widgets"]["get"]
+    assert set(listed["responses"]) == {"200", "400", "401", "403", "404"}
+    assert listed["security"] == [{"bearer": []}]
+    copied = paths["/api/orgs/{orgId}/widgets/{widgetId}/copies"]["post"]
+    assert set(copied["responses"]) == {"200", "400", "401", "403", "404", "409", "413", "415"}
+    assert copied["responses"]["409"]["description"] == "Name taken."
+    for operation in (listed, copied):
+        for status, response in operation["responses"].items():
+            if status != "200":
+                assert list(response["content"]) == ["application/problem+json"], status
