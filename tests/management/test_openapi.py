@@ -460,3 +460,16 @@ def test_a_router_added_later_is_documented_without_declaring_anything() -> None
         for status, response in operation["responses"].items():
             if status != "200":
                 assert list(response["content"]) == ["application/problem+json"], status
+
+
+def test_lists_document_their_page_size_and_sort() -> None:
+    """A ``ListSpec`` reads the raw query string, which FastAPI cannot see: the document
+    says what it reads, so that clients (and schemathesis) send them."""
+    for method, path, operation in _operations():
+        if path.endswith("/envs") and method == "GET":
+            query = {p["name"]: p for p in operation["parameters"] if p["in"] == "query"}
+            assert set(query) == {"page", "size", "sort"}
+            assert query["size"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 100}
+            break
+    else:
+        raise AssertionError("no environment list")

@@ -174,7 +174,7 @@ def describe_failures(
     for context in iter_route_contexts(app.routes):
         if not isinstance(context.original_route, APIRoute) or not context.include_in_schema:
             continue
-        route = Route(context, tuple(d.call for d in _dependants(context.dependant)))
+        route = Route(context, tuple(d.call for d in dependants(context.dependant)))
         derived = _derived(route, rules)
         for method in context.methods or ():
             operation = document["paths"][context.path_format][method.lower()]
@@ -209,7 +209,8 @@ def _derived(route: Route, rules: FailureRules) -> dict[str, str]:
     return derived
 
 
-def _dependants(dependant: Dependant) -> Iterator[Dependant]:
+def dependants(dependant: Dependant) -> Iterator[Dependant]:
+    """Every dependency of ``dependant``, depth first."""
     for sub in dependant.dependencies:
         yield sub
-        yield from _dependants(sub)
+        yield from dependants(sub)

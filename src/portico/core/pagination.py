@@ -114,11 +114,13 @@ class ListSpec:
         filters: Mapping[str, Mapping[str, Any]] | None = None,
         *,
         paged: bool = True,
+        with_filters: bool = True,
     ) -> list[dict[str, Any]]:
         """The query parameters ``parse`` reads, for an OpenAPI document (FastAPI cannot see
         them: the dependency reads the raw query string). ``filters`` gives a filter its
         ``description`` and ``schema`` (a string otherwise); ``paged=False`` leaves out page,
-        size and sort, for routes that refuse them. ``sort`` carries a pattern of the keys it
+        size and sort, for routes that refuse them; ``with_filters=False`` leaves out the
+        filters, for a route that does not describe them. ``sort`` carries a pattern of the keys it
         accepts (each at most once), so that a client (or a generator of requests) knows
         what is valid."""
         parameters: list[dict[str, Any]] = []
@@ -143,7 +145,7 @@ class ListSpec:
                 ),
             ]
         described = filters or {}
-        for name in sorted(self.filterable):
+        for name in sorted(self.filterable) if with_filters else ():
             given = described.get(name, {})
             parameters.append(
                 _query(

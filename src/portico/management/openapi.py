@@ -12,6 +12,10 @@ failures every route really answers with, derived from how the route is built
   parameters of a list: ``ListSpec``), naming each parameter or body field at fault;
 - 413 and 415 on every route with a body (too large, not JSON).
 
+Lists parse their query string themselves (``ListSpec``), so FastAPI does not see their
+page, size and sort: they are described here from the route's spec (its filters, whose
+values each list reads in its own way, are not).
+
 No route documents FastAPI's 422: validation failures are 400 problems. What only the route
 knows (a 409 from its service, a 304, a 429) it declares with
 ``responses=problems(Conflict, detail="...")`` (``core/openapi.py``).
@@ -20,11 +24,14 @@ knows (a 409 from its service, a 304, a 429) it declares with
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from portico.core import openapi
 from portico.core.openapi import FailureRules, Route
+from portico.core.pagination import ListQueryDependency
 
 SECURITY_SCHEME = "bearer"
 
@@ -70,5 +77,32 @@ RULES = FailureRules(
 
 
 def install(app: FastAPI) -> None:
-    """Make ``app.openapi()`` (and so ``GET /api/openapi.json``) describe the failures."""
+    """Make ``app.openapi()`` (and so ``GET /api/openapi.json``) describe the failures and
+    the lists' parameters."""
+    generate = app.openapi
+
+    def with_lists() -> dict[str, Any]:
+        return describe_lists(app, generate())  # cached by what core installs around it
+
+    app.openapi = with_lists  # type: ignore[method-assign]
     openapi.install(app, RULES)
+
+
+def describe_lists(app: FastAPI, document: dict[str, Any]) -> dict[str, Any]:
+    """Page, size and sort of every list whose operation declares no query parameter."""
+    for route in iter_route_contexts(app.routes):
+        if not isinstance(route.original_route, APIRoute) or not route.include_in_schema:
+            continue
+        specs = [
+            d.call.spec
+            for d in openapi.dependants(route.dependant)
+            if isinstance(d.call, ListQueryDependency)
+        ]
+        if not specs:
+            continue
+        for method in route.methods or ():
+            operation = document["paths"][route.path_format][method.lower()]
+            parameters: list[dict[str, Any]] = operation.setdefault("parameters", [])
+            if not any(p.get("in") == "query" for p in parameters):
+                parameters += specs[0].openapi_parameters(with_filters=False)
+    return document
