@@ -431,18 +431,18 @@ def test_a_router_added_later_is_documented_without_declaring_anything() -> None
     """What another branch's router gets from being built the usual way: its failures, and
     the 409 it declares itself."""
     app = create_app(_settings(database_url="sqlite+aiosqlite:///:memory:"))
-    router = APIRouter(prefix="/api/orgs/{orgId}/widgets")
+    router = APIRouter(prefix="/api/orgs/{orgId}/gadgets")
 
     @router.get("")
-    async def list_widgets(
+    async def list_gadgets(
         caller: Annotated[OrgCaller, Depends(require("api.read"))],
         query: ListQuery = Depends(list_query(ListSpec(frozenset({"name"}), "name"))),
     ) -> dict[str, str]:
         return {}
 
-    @router.post("/{widgetId}/copies", responses=problems(Conflict, detail="Name taken."))
-    async def copy_widget(
-        widgetId: str,  # noqa: N803 - the path parameter's name
+    @router.post("/{gadgetId}/copies", responses=problems(Conflict, detail="Name taken."))
+    async def copy_gadget(
+        gadgetId: str,  # noqa: N803 - the path parameter's name
         body: _WidgetCreate,
         caller: Annotated[OrgCaller, Depends(require("api.create"))],
     ) -> dict[str, str]:
@@ -450,10 +450,10 @@ def test_a_router_added_later_is_documented_without_declaring_anything() -> None
 
     app.include_router(router)
     paths = app.openapi()["paths"]
-    listed = paths["/api/orgs/{orgId}/widgets"]["get"]
+    listed = paths["/api/orgs/{orgId}/gadgets"]["get"]
     assert set(listed["responses"]) == {"200", "400", "401", "403", "404"}
     assert listed["security"] == [{"bearer": []}]
-    copied = paths["/api/orgs/{orgId}/widgets/{widgetId}/copies"]["post"]
+    copied = paths["/api/orgs/{orgId}/gadgets/{gadgetId}/copies"]["post"]
     assert set(copied["responses"]) == {"200", "400", "401", "403", "404", "409", "413", "415"}
     assert copied["responses"]["409"]["description"] == "Name taken."
     for operation in (listed, copied):

@@ -8,6 +8,7 @@ the message names the word and the list it must come from, on this endpoint and 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -49,12 +50,25 @@ SORT_ORDERS = ("ASC", "DESC")
 MAX_WINDOW_DAYS = 31
 MAX_PAGE_SIZE = 1000
 
+
+def _one_of(values: Iterable[str]) -> dict[str, Any]:
+    """The accepted values, stated in the document; the type stays ``str`` so that the
+    service answers an unknown one with the contract's message naming it."""
+    return {"enum": list(values)}
+
+
 FilterValue = Annotated[str, Field(max_length=1024)] | int | float
 
 
 class FilterIn(WriteSchema):
-    column: str = Field(max_length=64, description="A dimension name.")
-    operator: str = Field(max_length=16, description="One of " + ", ".join(OPERATORS) + ".")
+    column: str = Field(
+        max_length=64, description="A dimension name.", json_schema_extra=_one_of(DIMENSIONS)
+    )
+    operator: str = Field(
+        max_length=16,
+        description="One of " + ", ".join(OPERATORS) + ".",
+        json_schema_extra=_one_of(OPERATORS),
+    )
     value: list[FilterValue] = Field(
         min_length=1,
         max_length=1000,
@@ -63,8 +77,15 @@ class FilterIn(WriteSchema):
 
 
 class SortIn(WriteSchema):
-    field: str = Field("value", max_length=64, description="'value' or a dimension name.")
-    order: str = Field("DESC", max_length=8, description="ASC or DESC.")
+    field: str = Field(
+        "value",
+        max_length=64,
+        description="'value' or a dimension name.",
+        json_schema_extra=_one_of(("value", *DIMENSIONS)),
+    )
+    order: str = Field(
+        "DESC", max_length=8, description="ASC or DESC.", json_schema_extra=_one_of(SORT_ORDERS)
+    )
 
 
 class PageRequest(WriteSchema):
@@ -76,19 +97,25 @@ class PageRequest(WriteSchema):
 class MetricsQuery(WriteSchema):
     start_time: Annotated[datetime, Field(strict=False)]
     end_time: Annotated[datetime, Field(strict=False)]
-    dimensions: list[Annotated[str, Field(max_length=64)]] = Field(
-        default_factory=list, max_length=len(DIMENSIONS)
-    )
+    dimensions: list[
+        Annotated[str, Field(max_length=64, json_schema_extra=_one_of(DIMENSIONS))]
+    ] = Field(default_factory=list, max_length=len(DIMENSIONS))
     filters: list[FilterIn] = Field(default_factory=list, max_length=50)
     aggregation: str | None = Field(
         None,
         max_length=16,
         description="Time and size metrics: " + ", ".join(AGGREGATIONS) + " (default AVG).",
+        json_schema_extra=_one_of(AGGREGATIONS),
     )
     exclude_time_unit: bool = Field(
         False, description="True: one row per group; false: a time series by timeUnit."
     )
-    time_unit: str = Field("hour", max_length=16, description="minute, hour or day.")
+    time_unit: str = Field(
+        "hour",
+        max_length=16,
+        description="minute, hour or day.",
+        json_schema_extra=_one_of(TIME_UNITS),
+    )
     page_request: PageRequest | None = None
 
 

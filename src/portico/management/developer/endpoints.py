@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.developer import service as developer_service
@@ -31,7 +33,12 @@ async def list_developers(
     return page_of(page, DeveloperRead)
 
 
-@router.post("", response_model=DeveloperRead, status_code=201)
+@router.post(
+    "",
+    response_model=DeveloperRead,
+    status_code=201,
+    responses=problems(Conflict, detail="A developer with this email already exists."),
+)
 async def create_developer(
     body: DeveloperCreate, caller: Manager, session: SessionDep
 ) -> DeveloperRead:
@@ -47,7 +54,11 @@ async def get_developer(developerId: str, caller: Reader, session: SessionDep) -
     return DeveloperRead.model_validate(developer)
 
 
-@router.patch("/{developerId}", response_model=DeveloperRead)
+@router.patch(
+    "/{developerId}",
+    response_model=DeveloperRead,
+    responses=problems(Conflict, detail="A developer with this email already exists."),
+)
 async def update_developer(
     developerId: str, body: DeveloperUpdate, caller: Manager, session: SessionDep
 ) -> DeveloperRead:
@@ -60,7 +71,13 @@ async def update_developer(
     return DeveloperRead.model_validate(developer)
 
 
-@router.delete("/{developerId}", status_code=204)
+@router.delete(
+    "/{developerId}",
+    status_code=204,
+    responses=problems(
+        Conflict, detail="The developer still has apps (and cascade was not asked for)."
+    ),
+)
 async def delete_developer(
     developerId: str,
     caller: Manager,

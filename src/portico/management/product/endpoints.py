@@ -5,6 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.environment.service import EnvironmentNotFound
@@ -38,7 +40,12 @@ async def list_products(
     return page_of(page, ProductRead)
 
 
-@router.post("", response_model=ProductRead, status_code=201)
+@router.post(
+    "",
+    response_model=ProductRead,
+    status_code=201,
+    responses=problems(Conflict, detail="A product with this name already exists."),
+)
 async def create_product(body: ProductCreate, caller: Manager, session: SessionDep) -> ProductRead:
     product = await product_service.create(session=session, caller=caller, data=body)
     return ProductRead.model_validate(product)
@@ -52,7 +59,11 @@ async def get_product(productId: str, caller: Reader, session: SessionDep) -> Pr
     return ProductRead.model_validate(product)
 
 
-@router.patch("/{productId}", response_model=ProductRead)
+@router.patch(
+    "/{productId}",
+    response_model=ProductRead,
+    responses=problems(Conflict, detail="A product with this name already exists."),
+)
 async def update_product(
     productId: str, body: ProductUpdate, caller: Manager, session: SessionDep
 ) -> ProductRead:
@@ -66,7 +77,13 @@ async def update_product(
     return ProductRead.model_validate(product)
 
 
-@router.delete("/{productId}", status_code=204)
+@router.delete(
+    "/{productId}",
+    status_code=204,
+    responses=problems(
+        Conflict, detail="Apps subscribe to the product (and force was not asked for)."
+    ),
+)
 async def delete_product(
     productId: str,
     caller: Manager,

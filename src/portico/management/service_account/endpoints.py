@@ -7,6 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.errors import Conflict
+from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.pages import PageRead, page_of
@@ -39,7 +41,12 @@ async def list_service_accounts(
     return page_of(page, ServiceAccountRead)
 
 
-@router.post("", response_model=ServiceAccountIssued, status_code=201)
+@router.post(
+    "",
+    response_model=ServiceAccountIssued,
+    status_code=201,
+    responses=problems(Conflict, detail="A service account with this name already exists."),
+)
 async def create_service_account(
     body: ServiceAccountCreate, caller: Manager, session: SessionDep, request: Request
 ) -> ServiceAccountIssued:
@@ -61,7 +68,11 @@ async def get_service_account(
     return ServiceAccountRead.model_validate(account)
 
 
-@router.patch("/{accountId}", response_model=ServiceAccountRead)
+@router.patch(
+    "/{accountId}",
+    response_model=ServiceAccountRead,
+    responses=problems(Conflict, detail="A service account with this name already exists."),
+)
 async def update_service_account(
     accountId: str,
     body: ServiceAccountUpdate,
