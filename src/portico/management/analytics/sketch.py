@@ -30,6 +30,8 @@ from portico.gateway.telemetry import SKETCH_MAX_INDEX, sketch_index, sketch_val
 LEGACY_BUCKETS_MS = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
 LEGACY_BUCKET_COUNT = len(LEGACY_BUCKETS_MS) + 1
 
+_from_bytes = int.from_bytes
+_from_hex = bytes.fromhex
 FIELD_BITS = 32
 FIELD_LIMIT = 1 << FIELD_BITS
 _HEX_PER_FIELD = FIELD_BITS // 4
@@ -127,10 +129,14 @@ class Accumulator:
     ``Counter`` over their ``bin=count`` tokens (most are ``bin=1`` in a minute's rollup, so
     there are few distinct tokens)."""
 
-    __slots__ = ("packed", "sparse", "texts", "total")
+    __slots__ = ("packed", "pending", "sparse", "texts", "total")
 
     def __init__(self) -> None:
         self.packed = 0
+        #: packed sketches added up by their lowest bin, not shifted yet: shifting each one
+        #: into place makes an integer the size of the whole range per row (measured: two
+        #: thirds of a day's merge); sketches of one route mostly start at a few bins
+        self.pending: dict[str, int] = {}
         self.sparse: Sketch = {}
         self.texts: list[str] = []
         self.total = 0  # values added in packed form
@@ -139,6 +145,7 @@ class Accumulator:
         """Sketches joined by ``;`` (the database's ``group_concat``) holding ``count``
         values in all."""
         exact = self.total + count < FIELD_LIMIT
+        pending = self.pending
         for text in joined.split(";"):
             if not text:
                 continue
@@ -146,13 +153,24 @@ class Accumulator:
                 self.texts.append(text)
             elif exact:
                 low_text, _, digits = text.partition(":")
-                self.packed += int(digits, 16) << (int(low_text) * FIELD_BITS)
+                if len(digits) & 1:
+                    digits = "0" + digits
+                # twice as fast as int(digits, 16) (measured on 1.4 kB sketches)
+                number = _from_bytes(_from_hex(digits), "big")
+                pending[low_text] = pending.get(low_text, 0) + number
             else:
                 merge(self.sparse, decode(text))
         if exact:
             self.total += count
 
+    def _fold(self) -> None:
+        for low_text, number in self.pending.items():
+            self.packed += number << (int(low_text) * FIELD_BITS)
+        self.pending.clear()
+
     def merge(self, other: Accumulator) -> None:
+        self._fold()
+        other._fold()
         if self.total + other.total < FIELD_LIMIT:
             self.packed += other.packed
             self.total += other.total
@@ -164,6 +182,7 @@ class Accumulator:
         self.texts.extend(other.texts)
 
     def sketch(self) -> Sketch:
+        self._fold()
         out = dict(self.sparse)
         for index, count in enumerate(_fields(self.packed)):
             if count:
