@@ -178,9 +178,14 @@ class Rollup:
         self.request_bytes += request_bytes
         self.response_bytes += response_bytes
         _count(self.latency_sketch, latency_ms)
+        response = sketch_index(response_bytes)
+        sketch = self.response_sketch
+        sketch[response] = sketch.get(response, 0) + 1
+        # most requests have no body: their total is their response, one logarithm less
+        transfer_index = response if request_bytes == 0 else sketch_index(transfer)
+        sketch = self.transfer_sketch
+        sketch[transfer_index] = sketch.get(transfer_index, 0) + 1
         _count(self.request_sketch, request_bytes)
-        _count(self.response_sketch, response_bytes)
-        _count(self.transfer_sketch, transfer)
         if upstream_ms >= 0.0:
             if self.upstream_requests == 0:
                 self.upstream_ms_min = self.upstream_ms_max = upstream_ms
