@@ -9,6 +9,7 @@ from sqlalchemy import Select, delete, func, select
 
 from portico.core.db.repository import Repository
 from portico.management.app.models import App, AppProduct, AppStatus
+from portico.management.consumer.models import Consumer
 from portico.management.developer.models import Developer, DeveloperStatus
 from portico.management.product.models import Product
 
@@ -40,6 +41,19 @@ class AppRepository(Repository[App]):
         if except_id is not None:
             statement = statement.where(App.id != except_id)
         return await self.first(statement) is not None
+
+    async def delete_with_consumers(self, apps: list[App]) -> None:
+        """The apps, their subscriptions, then the consumers they owned (apps refer to their
+        consumer with RESTRICT: the apps go first)."""
+        if not apps:
+            return
+        app_ids = [a.id for a in apps]
+        consumer_ids = [a.consumer_id for a in apps]
+        await self.session.execute(delete(AppProduct).where(AppProduct.app_id.in_(app_ids)))
+        for app in apps:
+            await self.session.delete(app)
+        await self.session.flush()
+        await self.session.execute(delete(Consumer).where(Consumer.id.in_(consumer_ids)))
 
     async def owner_of_consumer(self, consumer_id: uuid.UUID) -> App | None:
         return await self.first(select(App).where(App.consumer_id == consumer_id))

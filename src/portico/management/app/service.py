@@ -349,17 +349,9 @@ async def rotate(
 async def delete(*, session: AsyncSession, caller: OrgCaller, app_id: uuid.UUID) -> None:
     app = await get_app(session=session, caller=caller, app_id=app_id)
     before = _snapshot(await _view(session, app))
-    await delete_with_consumer(session, app)
+    await AppRepository(session).delete_with_consumers([app])
     await _publish(session, app, f"app {app.name} deleted")
     await caller.audit(session, "app.delete", app_id, before=before)
-
-
-async def delete_with_consumer(session: AsyncSession, app: App) -> None:
-    """The app, then the consumer it owns (its foreign key forbids the other order)."""
-    consumer = await session.get(Consumer, app.consumer_id)
-    await AppRepository(session).delete(app)
-    if consumer is not None:
-        await ConsumerRepository(session).delete(consumer)
 
 
 async def _publish(session: AsyncSession, app: App, reason: str) -> None:

@@ -3,11 +3,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import Select, func, select
 
 from portico.core.db.repository import Repository
-from portico.management.app.models import App, AppProduct
-from portico.management.consumer.models import Consumer
+from portico.management.app.models import App
 from portico.management.developer.models import Developer
 from portico.management.environment.models import Environment
 
@@ -61,19 +60,6 @@ class DeveloperRepository(Repository[Developer]):
             select(App.environment_id).where(App.developer_id == developer_id).distinct()
         )
         return set(rows)
-
-    async def delete_apps(self, apps: list[App]) -> None:
-        """The apps, their subscriptions, then the consumers they owned (apps refer to their
-        consumer with RESTRICT: the apps go first)."""
-        if not apps:
-            return
-        app_ids = [a.id for a in apps]
-        consumer_ids = [a.consumer_id for a in apps]
-        await self.session.execute(delete(AppProduct).where(AppProduct.app_id.in_(app_ids)))
-        for app in apps:
-            await self.session.delete(app)
-        await self.session.flush()
-        await self.session.execute(delete(Consumer).where(Consumer.id.in_(consumer_ids)))
 
     async def environments(self, env_ids: Iterable[uuid.UUID]) -> list[Environment]:
         """The environments, in id order (the order every publisher locks them in)."""

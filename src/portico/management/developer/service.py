@@ -16,6 +16,7 @@ from portico.core.errors import Conflict, NotFound, PermissionDenied
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
 from portico.management.app.models import App
+from portico.management.app.repository import AppRepository
 from portico.management.deployment.snapshot import publish
 from portico.management.developer.models import Developer
 from portico.management.developer.repository import DeveloperRepository
@@ -176,7 +177,7 @@ async def delete(
     apps_owned = await repository.apps(developer.id) if before.app_count else []
     app_befores = [(app.id, app_snapshot(app)) for app in apps_owned]
     env_ids = {app.environment_id for app in apps_owned}
-    await repository.delete_apps(apps_owned)
+    await AppRepository(session).delete_with_consumers(apps_owned)
     await repository.delete(developer)
     await _publish(
         repository,
