@@ -6,23 +6,14 @@ redis-server for the shared counters (two gateways on one Redis, Redis down)."""
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
-from http.server import ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
-from portico.gateway.gateway import Gateway
-from portico.gateway.http.server import serve
-from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins.product_quota_runtime import month_window, quota_window
-from tests.e2e.test_gateway import Echo
-from tests.gateway.plugins.test_rate_limit_runtime import Clock
-from tests.gateway.test_pipeline import HOST, plugin, snapshot
+from tests.gateway.plugins.conftest import Served
+from tests.gateway.test_pipeline import plugin, snapshot
 from tests.support.ports import free_port
 from tests.support.redisserver import RedisServer
 
@@ -68,46 +59,11 @@ def world(
     return document
 
 
-Started = tuple[Gateway, httpx.AsyncClient, Clock]
-
-
-@pytest.fixture
-async def start() -> AsyncIterator[Any]:
-    opened: list[tuple[Gateway, Any, httpx.AsyncClient]] = []
-
-    async def run(redis_url: str = "") -> Started:
-        clock = Clock()
-        clock.now = START
-        gw = Gateway(options=GatewayOptions(quota_redis_url=redis_url), now=clock)
-        server = await serve(gw.handle, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        client = httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}", headers={"Host": HOST}, timeout=10
-        )
-        opened.append((gw, server, client))
-        return gw, client, clock
-
-    yield run
-    for gw, server, client in opened:
-        await client.aclose()
-        server.close()
-        await gw.close()
-
-
-@pytest.fixture
-def backend() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis") as server:
-        yield server
+async def at_start(served: Any, redis_url: str = "") -> Served:
+    """A gateway (counting in the Redis at ``redis_url``, if any) whose clock stands at START."""
+    gw, client, clock = await served(quota_redis_url=redis_url)
+    clock.now = START
+    return gw, client, clock
 
 
 async def calls(client: httpx.AsyncClient, key: str, n: int) -> list[httpx.Response]:
@@ -115,9 +71,9 @@ async def calls(client: httpx.AsyncClient, key: str, n: int) -> list[httpx.Respo
 
 
 async def test_the_sixth_call_of_a_five_per_minute_app_is_refused_exactly(
-    start: Any, backend: int
+    served: Any, backend: int
 ) -> None:
-    gw, client, _ = await start()
+    gw, client, _ = await at_start(served)
     await gw.apply(
         world(
             backend,
@@ -137,8 +93,8 @@ async def test_the_sixth_call_of_a_five_per_minute_app_is_refused_exactly(
     assert [a.status_code for a in await calls(client, "big", 10)] == [200] * 10
 
 
-async def test_authentication_comes_first_and_consumes_nothing(start: Any, backend: int) -> None:
-    gw, client, _ = await start()
+async def test_authentication_comes_first_and_consumes_nothing(served: Any, backend: int) -> None:
+    gw, client, _ = await at_start(served)
     await gw.apply(world(backend, [app_consumer("a", ["p"])], [product("p", ["api"], quota(2))]))
     missing = await client.get("/x")
     unknown = await client.get("/x", headers={"apikey": "nobody"})
@@ -147,13 +103,13 @@ async def test_authentication_comes_first_and_consumes_nothing(start: Any, backe
     assert [a.status_code for a in await calls(client, "a", 3)] == [200, 200, 429]
 
 
-async def test_refusals_without_a_covering_product(start: Any, backend: int) -> None:
+async def test_refusals_without_a_covering_product(served: Any, backend: int) -> None:
     plain = {
         "id": "c-plain",
         "username": "plain",
         "credentials": {"key-auth": {"key_hash": hashlib.sha256(b"plain").hexdigest()}},
     }
-    gw, client, _ = await start()
+    gw, client, _ = await at_start(served)
     await gw.apply(
         world(
             backend,
@@ -176,8 +132,8 @@ async def test_refusals_without_a_covering_product(start: Any, backend: int) -> 
     assert answer.content == b'{"error":"product missing quota configuration"}'
 
 
-async def test_the_lowest_ranked_covering_product_meters(start: Any, backend: int) -> None:
-    gw, client, _ = await start()
+async def test_the_lowest_ranked_covering_product_meters(served: Any, backend: int) -> None:
+    gw, client, _ = await at_start(served)
     # ranked first, but covers another API; then a 2/min product; then a 100/min one
     await gw.apply(
         world(
@@ -194,9 +150,9 @@ async def test_the_lowest_ranked_covering_product_meters(start: Any, backend: in
 
 
 async def test_unlimited_admits_and_developer_scope_shares_one_bucket(
-    start: Any, backend: int
+    served: Any, backend: int
 ) -> None:
-    gw, client, _ = await start()
+    gw, client, _ = await at_start(served)
     await gw.apply(
         world(
             backend,
@@ -219,8 +175,8 @@ async def test_unlimited_admits_and_developer_scope_shares_one_bucket(
     assert [a.status_code for a in await calls(client, "three", 3)] == [200, 200, 200]
 
 
-async def test_windows_are_fixed_calendar_windows(start: Any, backend: int) -> None:
-    gw, client, clock = await start()
+async def test_windows_are_fixed_calendar_windows(served: Any, backend: int) -> None:
+    gw, client, clock = await at_start(served)
     await gw.apply(world(backend, [app_consumer("a", ["p"])], [product("p", ["api"], quota(2))]))
     clock.now = START + 58.5
     assert [a.status_code for a in await calls(client, "a", 3)] == [200, 200, 429]
@@ -245,8 +201,8 @@ def test_calendar_window_bounds() -> None:
     assert iso(quota_window(december, 1, "month")) == ("2026-12-01T00:00:00", "2027-01-01T00:00:00")
 
 
-async def test_monthly_quota_resets_on_the_first(start: Any, backend: int) -> None:
-    gw, client, clock = await start()
+async def test_monthly_quota_resets_on_the_first(served: Any, backend: int) -> None:
+    gw, client, clock = await at_start(served)
     await gw.apply(
         world(backend, [app_consumer("a", ["p"])], [product("p", ["api"], quota(1, unit="month"))])
     )
@@ -256,13 +212,13 @@ async def test_monthly_quota_resets_on_the_first(start: Any, backend: int) -> No
     assert [a.status_code for a in await calls(client, "a", 2)] == [200, 429]
 
 
-async def test_a_rotated_out_key_works_until_its_grace_ends(start: Any, backend: int) -> None:
+async def test_a_rotated_out_key_works_until_its_grace_ends(served: Any, backend: int) -> None:
     old = {
         "plugin": "key-auth",
         "credential": {"key_hash": hashlib.sha256(b"old").hexdigest()},
         "expires_at": START + 30,
     }
-    gw, client, clock = await start()
+    gw, client, clock = await at_start(served)
     await gw.apply(
         world(
             backend,
@@ -278,10 +234,10 @@ async def test_a_rotated_out_key_works_until_its_grace_ends(start: Any, backend:
 
 
 async def test_two_nodes_on_one_redis_admit_exactly_the_limit(
-    start: Any, backend: int, redis_server: RedisServer
+    served: Any, backend: int, redis_server: RedisServer
 ) -> None:
     document = world(backend, [app_consumer("a", ["p"])], [product("p", ["api"], quota(7))])
-    nodes = [await start(redis_server.url), await start(redis_server.url)]
+    nodes = [await at_start(served, redis_server.url), await at_start(served, redis_server.url)]
     for gw, _, _ in nodes:
         await gw.apply(document)
     statuses = []
@@ -292,10 +248,10 @@ async def test_two_nodes_on_one_redis_admit_exactly_the_limit(
     assert statuses[:7] == [200] * 7
 
 
-async def test_redis_down_fails_closed_or_open_as_configured(start: Any, backend: int) -> None:
+async def test_redis_down_fails_closed_or_open_as_configured(served: Any, backend: int) -> None:
     down = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     products = [product("p", ["api"], quota(1))]
-    gw, client, _ = await start(down)
+    gw, client, _ = await at_start(served, down)
     await gw.apply(world(backend, [app_consumer("a", ["p"])], products))
     answer = await client.get("/x", headers={"apikey": "a"})
     assert answer.status_code == 503

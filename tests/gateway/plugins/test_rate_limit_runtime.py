@@ -7,38 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import AsyncIterator, Iterator
-from http.server import ThreadingHTTPServer
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 import redis.asyncio as aioredis
 
 from portico.gateway.counters import LeakyBuckets, LocalCounters
 from portico.gateway.egress import EgressGuard
-from portico.gateway.gateway import Gateway
-from portico.gateway.http.server import serve
-from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins import limit_req
 from portico.gateway.redis_counters import RedisCounters, RedisTarget
-from tests.e2e.test_gateway import Echo
-from tests.gateway.test_pipeline import HOST, plugin, snapshot
+from tests.gateway.test_pipeline import plugin, snapshot
 from tests.support.ports import free_port
 from tests.support.redisserver import RedisServer
 from tests.support.waiting import eventually
 
 LOOPBACK = ("127.0.0.0/8",)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Gate:
@@ -51,48 +35,6 @@ class Gate:
     async def __call__(self, delay: float) -> None:
         self.delays.append(delay)
         await self.opened.wait()
-
-
-Served = tuple[Gateway, httpx.AsyncClient, Clock]
-
-
-@pytest.fixture
-async def served() -> AsyncIterator[Any]:
-    """``start(egress_allow)`` → a gateway on loopback with a client and its clock."""
-    opened: list[tuple[Gateway, Any, httpx.AsyncClient]] = []
-
-    async def start(egress_allow: tuple[str, ...] = ()) -> Served:
-        clock = Clock()
-        gw = Gateway(options=GatewayOptions(egress_allow=egress_allow), now=clock)
-        server = await serve(gw.handle, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        client = httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}", headers={"Host": HOST}, timeout=10
-        )
-        opened.append((gw, server, client))
-        return gw, client, clock
-
-    yield start
-    for gw, server, client in opened:
-        await client.aclose()
-        server.close()
-        await gw.close()
-
-
-@pytest.fixture
-def backend() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path / "redis") as server:
-        yield server
 
 
 @pytest.fixture
