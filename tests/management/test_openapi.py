@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
-import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,7 +35,6 @@ from typing import Annotated, Any, ClassVar
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from fastapi import APIRouter, Depends, params
 from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute, iter_route_contexts
@@ -58,6 +54,7 @@ from portico.core.settings import Settings
 from portico.management.access import OrgCaller, authenticate, require
 from portico.management.dataplane.endpoints import node_bearer
 from tests.conftest import TEST_SECRET, DatabaseTemplate
+from tests.support.live_server import serving
 
 ADMIN_EMAIL = "root@example.com"
 ADMIN_PASSWORD = "bootstrap-password-123"
@@ -111,33 +108,13 @@ def live_management_api(
 def _serve(database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
     config = _settings(data_dir=tmp_path, database_url=database_url)
     asyncio.run(_bootstrap(config))
-    # bound here, port 0: no other process can take the port between choosing and serving
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config), loop="asyncio", log_config=None, access_log=False, lifespan="on"
-        )
-    )
-    # off the main thread uvicorn leaves signals alone
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [listener]}, name="management-api", daemon=True
-    )
-    thread.start()
-    try:
-        deadline = time.monotonic() + 30
-        while not server.started:
-            assert thread.is_alive(), "the server did not start"
-            assert time.monotonic() < deadline, "the server did not start in time"
-            time.sleep(0.02)
-        live = _seed(f"http://127.0.0.1:{port}")
+    with serving(create_app(config), "management-api") as base:
+        live = _seed(base)
         Administrator.token = live.token
-        yield live
-    finally:
-        Administrator.token = None
-        server.should_exit = True
-        thread.join(timeout=15)
-        listener.close()
+        try:
+            yield live
+        finally:
+            Administrator.token = None
 
 
 async def _bootstrap(config: Settings) -> None:

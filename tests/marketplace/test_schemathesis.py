@@ -24,9 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,7 +34,6 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, settings
 from pydantic import SecretStr
 from schemathesis.specs.openapi.checks import positive_data_acceptance
@@ -51,6 +47,7 @@ from portico.core.settings import Settings
 from portico.marketplace.app import PREFIX
 from tests.conftest import TEST_SECRET, DatabaseTemplate
 from tests.marketplace.conftest import marketplace_app
+from tests.support.live_server import serving
 
 ADMIN_EMAIL = "root@portal.example.com"
 ADMIN_PASSWORD = "bootstrap-password-123"
@@ -97,34 +94,13 @@ def _serve(database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
         _env_file=None,  # type: ignore[call-arg]
     )
     asyncio.run(_bootstrap(config))
-    # bound here, port 0: no other process can take the port between choosing and serving
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config), loop="asyncio", log_config=None, access_log=False, lifespan="on"
-        )
-    )
-    # off the main thread uvicorn leaves signals alone
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [listener]}, name="admin-api", daemon=True
-    )
-    thread.start()
-    try:
-        deadline = time.monotonic() + 30
-        while not server.started:
-            assert thread.is_alive(), "the server did not start"
-            assert time.monotonic() < deadline, "the server did not start in time"
-            time.sleep(0.02)
-        base = f"http://127.0.0.1:{port}"
+    with serving(create_app(config), "admin-api") as base:
         live = LiveServer(base_url=base + PREFIX, id_token=_seed(base))
         BootstrapAdministrator.token = live.id_token
-        yield live
-    finally:
-        BootstrapAdministrator.token = None
-        server.should_exit = True
-        thread.join(timeout=15)
-        listener.close()
+        try:
+            yield live
+        finally:
+            BootstrapAdministrator.token = None
 
 
 async def _bootstrap(config: Settings) -> None:

@@ -1,0 +1,42 @@
+"""An ASGI app served by uvicorn on a loopback port, in a thread of its own, for tests that
+need a real server (schemathesis against a live API)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+
+
+@contextlib.contextmanager
+def serving(app: Any, name: str) -> Iterator[str]:
+    """``app`` served until the block ends; yields its base URL (``http://127.0.0.1:port``).
+    The store's connections belong to the loop that opened them, so the server runs its own
+    loop in its thread."""
+    # bound here, port 0: no other process can take the port between choosing and serving
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, loop="asyncio", log_config=None, access_log=False, lifespan="on")
+    )
+    # off the main thread uvicorn leaves signals alone
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [listener]}, name=name, daemon=True
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive(), "the server did not start"
+            assert time.monotonic() < deadline, "the server did not start in time"
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        listener.close()
