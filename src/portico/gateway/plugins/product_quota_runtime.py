@@ -54,21 +54,32 @@ def month_window(now: float, months: int) -> tuple[int, int]:
     return int(start.timestamp()), int(end.timestamp())
 
 
+def window_length(interval: int, unit: str) -> int:
+    """Seconds of a window of ``interval`` ``unit``s; 0 for months, whose length varies."""
+    return interval * UNIT_SECONDS[unit] if unit in UNIT_SECONDS else 0
+
+
+def window_at(now: float, length: int, interval: int) -> tuple[int, int]:
+    """``[start, end)`` in epoch seconds of the fixed window of ``length`` seconds holding
+    ``now`` (windows start at multiples of it since the epoch, so a 1-day one at midnight
+    UTC), or with ``length`` 0 of the ``interval``-month calendar window."""
+    if length:
+        start = int(now // length) * length
+        return start, start + length
+    return month_window(now, interval)
+
+
 def quota_window(now: float, interval: int, unit: str) -> tuple[int, int]:
-    """``[start, end)`` in epoch seconds of the fixed calendar window holding ``now``: a
-    1-minute quota resets at the top of each minute, a 1-day one at midnight UTC."""
-    if unit == "month":
-        return month_window(now, interval)
-    length = interval * UNIT_SECONDS[unit]
-    start = int(now // length) * length
-    return start, start + length
+    """The fixed calendar window of a quota holding ``now``: a 1-minute quota resets at the
+    top of each minute, a 1-day one at midnight UTC, a 1-month one on the 1st."""
+    return window_at(now, window_length(interval, unit), interval)
 
 
 class Coverage:
     """What an app may do on one API: the product that meters it and its counter, or the
     refusal. (A plain class: see ``counters.Admission``.)"""
 
-    __slots__ = ("counter", "interval", "length", "limit", "product", "refusal", "unit")
+    __slots__ = ("counter", "interval", "length", "limit", "product", "refusal")
 
     def __init__(
         self,
@@ -84,8 +95,7 @@ class Coverage:
         self.counter = counter
         self.limit = limit
         self.interval = interval
-        self.unit = unit
-        self.length = interval * UNIT_SECONDS[unit] if unit in UNIT_SECONDS else 0
+        self.length = window_length(interval, unit)
 
 
 def coverage_of(app: SnapshotApp | None, api_id: str, consumers: ConsumerIndex) -> Coverage:
@@ -157,11 +167,7 @@ class ProductQuotaRuntime(BasePluginRuntime):
         if coverage.limit < 0:  # unlimited: authenticated and attributed, not counted
             return None
         now = self.now()
-        if coverage.length:
-            start = int(now // coverage.length) * coverage.length
-            end = start + coverage.length
-        else:
-            start, end = month_window(now, coverage.interval)
+        start, end = window_at(now, coverage.length, coverage.interval)
         if self.redis is not None:
             return self._shared(coverage, start, end, now, self.redis)
         admission = self.counters.hit_within(
