@@ -31,8 +31,9 @@ class ConsumerIndex:
     #: key (two string-keyed dicts rather than one keyed by a pair: no tuple to build, hash and
     #: compare per authenticated request)
     by_credential: dict[str, dict[str, SnapshotConsumer]] = field(default_factory=dict)
-    #: rotated-out credentials: plugin → indexed value → (consumer, epoch seconds it expires)
-    retiring: dict[str, dict[str, tuple[SnapshotConsumer, float]]] = field(default_factory=dict)
+    #: rotated-out credentials: plugin → indexed value → (consumer, the old credential, epoch
+    #: seconds it expires)
+    retiring: dict[str, dict[str, Retired]] = field(default_factory=dict)
     products: dict[str, SnapshotProduct] = field(default_factory=dict)
 
     @classmethod
@@ -51,7 +52,7 @@ class ConsumerIndex:
             for old in consumer.retiring:
                 value = _indexed_value(old.credential)
                 if value is not None:
-                    entry = (consumer, old.expires_at)
+                    entry = Retired(consumer, old.credential, old.expires_at)
                     index.retiring.setdefault(old.plugin, {})[value] = entry
         index.products = {product.id: product for product in products}
         return index
@@ -60,14 +61,26 @@ class ConsumerIndex:
         found = self.by_credential.get(plugin)
         return found.get(value) if found is not None else None
 
-    def find_retiring(self, plugin: str, value: str, now: float) -> SnapshotConsumer | None:
-        """The consumer whose rotated-out credential this is, while its grace period lasts
-        (asked only after ``find`` found nothing, so current credentials pay nothing)."""
+    def find_retiring(self, plugin: str, value: str, now: float) -> Retired | None:
+        """The rotated-out credential indexed by ``value`` and its consumer, while its grace
+        period lasts (asked only after the current credential failed, so current credentials
+        pay nothing)."""
         found = self.retiring.get(plugin)
         entry = found.get(value) if found is not None else None
-        if entry is None or now >= entry[1]:
+        if entry is None or now >= entry.expires_at:
             return None
-        return entry[0]
+        return entry
+
+
+class Retired:
+    """A credential replaced by a rotation that works until ``expires_at`` (epoch seconds)."""
+
+    def __init__(
+        self, consumer: SnapshotConsumer, credential: Mapping[str, Any], expires_at: float
+    ) -> None:
+        self.consumer = consumer
+        self.credential = credential
+        self.expires_at = expires_at
 
 
 def _indexed_value(credential: Mapping[str, Any]) -> str | None:

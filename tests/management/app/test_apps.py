@@ -4,32 +4,17 @@ enforced on real traffic by a gateway fed the snapshot the control plane publish
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from typing import Any
 
 import httpx
-import pytest
 
 from portico.core.db.engine import Database
 from portico.gateway.gateway import Gateway
 from portico.management.consumer.models import Consumer
 from tests.conftest import Factory
-from tests.e2e.test_gateway import Echo
 from tests.gateway.test_pipeline import running
 from tests.management.conftest import World, route
-
-
-@pytest.fixture
-def backend() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
 
 
 async def developer(world: World, email: str, status: str = "active") -> str:

@@ -8,6 +8,7 @@ import binascii
 import dataclasses
 import functools
 import hmac
+import math
 import re
 import secrets
 from collections import OrderedDict
@@ -99,8 +100,11 @@ class BasicAuthRuntime(BasePluginRuntime):
     def __init__(self, config: BasicAuthConfig, services: RuntimeServices) -> None:
         self.hide = config.hide_credentials
         self.consumers = services.consumers
+        self.now = services.now
         self._cache_key = secrets.token_bytes(32)
-        self._verified: OrderedDict[bytes, SnapshotConsumer] = OrderedDict()
+        #: fingerprint → (consumer, epoch seconds the credential stops working: a password
+        #: replaced by a rotation works until its grace period ends)
+        self._verified: OrderedDict[bytes, tuple[SnapshotConsumer, float]] = OrderedDict()
         _decoy_hash()  # made now (once per process), so the first unknown user costs no more
 
     async def access(self, ctx: RequestContext) -> Reply | None:
@@ -112,22 +116,26 @@ class BasicAuthRuntime(BasePluginRuntime):
             return Reply.error(401, "Invalid authorization in request", _CHALLENGE)
         username, password, decoded = parsed
         fingerprint = hmac.digest(self._cache_key, decoded, "sha256")
-        consumer = self._verified.get(fingerprint)
-        if consumer is not None:
+        known = self._verified.get(fingerprint)
+        if known is not None and known[1] > self.now():
             self._verified.move_to_end(fingerprint)
         else:
-            consumer = await self._verify(username, password)
-            if consumer is None:
+            known = await self._verify(username, password)
+            if known is None:
+                self._verified.pop(fingerprint, None)
                 return Reply.error(401, "Invalid user authorization", _CHALLENGE)
-            self._verified[fingerprint] = consumer
+            self._verified[fingerprint] = known
             if len(self._verified) > CACHE_SIZE:
                 self._verified.popitem(last=False)
-        ctx.consumer = consumer
+        ctx.consumer = known[0]
         if self.hide:
             ctx.remove_upstream_headers.add("authorization")
         return None
 
-    async def _verify(self, username: str, password: str) -> SnapshotConsumer | None:
+    async def _verify(
+        self, username: str, password: str
+    ) -> tuple[SnapshotConsumer, float] | None:
+        """The consumer and until when the password works (current: forever)."""
         consumer = self.consumers.find("basic-auth", username)
         stored = consumer.credentials["basic-auth"].get("password_hash") if consumer else None
         if not isinstance(stored, str):
@@ -136,7 +144,14 @@ class BasicAuthRuntime(BasePluginRuntime):
             return None
         # the hash releases the GIL: other requests are served meanwhile
         if await asyncio.to_thread(verify_password_hash, stored, password):
-            return consumer
+            assert consumer is not None
+            return consumer, math.inf
+        retired = self.consumers.find_retiring("basic-auth", username, self.now())
+        old = retired.credential.get("password_hash") if retired is not None else None
+        if not isinstance(old, str) or retired is None:
+            return None
+        if await asyncio.to_thread(verify_password_hash, old, password):
+            return retired.consumer, retired.expires_at
         return None
 
 

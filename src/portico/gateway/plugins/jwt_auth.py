@@ -10,7 +10,8 @@ import base64
 import binascii
 import dataclasses
 import logging
-from typing import Literal, Self
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
@@ -172,13 +173,15 @@ class JwtAuthRuntime(BasePluginRuntime):
             return value.strip(), "cookie"
         return None
 
-    def _key(self, consumer: SnapshotConsumer) -> ConsumerKey | None:
+    def _key(
+        self, consumer: SnapshotConsumer, credential: Mapping[str, Any], cached_as: str
+    ) -> ConsumerKey | None:
         try:
-            return self._keys[consumer.id]
+            return self._keys[cached_as]
         except KeyError:
             pass
         try:
-            key: ConsumerKey | None = prepare_key(consumer.credentials["jwt-auth"], self.secrets)
+            key: ConsumerKey | None = prepare_key(credential, self.secrets)
         except KeyUnavailable as error:
             logger.warning(
                 "jwt-auth: tokens of consumer %s cannot be verified: %s; they are refused",
@@ -186,7 +189,7 @@ class JwtAuthRuntime(BasePluginRuntime):
                 error,
             )
             key = None
-        self._keys[consumer.id] = key
+        self._keys[cached_as] = key
         return key
 
     def access(self, ctx: RequestContext) -> Reply | None:
@@ -198,12 +201,17 @@ class JwtAuthRuntime(BasePluginRuntime):
             user_key = unverified_claims(token).get("key")
             if user_key is None or user_key == "":
                 return Reply.error(401, "missing user key in JWT token")
-            consumer = (
-                self.consumers.find("jwt-auth", user_key) if isinstance(user_key, str) else None
-            )
-            if consumer is None:
+            if not isinstance(user_key, str):
                 return Reply.error(401, "Invalid user key in JWT token")
-            key = self._key(consumer)
+            consumer = self.consumers.find("jwt-auth", user_key)
+            if consumer is not None:
+                key = self._key(consumer, consumer.credentials["jwt-auth"], consumer.id)
+            else:  # a key id replaced by a rotation: its tokens work until the grace ends
+                retired = self.consumers.find_retiring("jwt-auth", user_key, self.now())
+                if retired is None:
+                    return Reply.error(401, "Invalid user key in JWT token")
+                consumer = retired.consumer
+                key = self._key(consumer, retired.credential, "retired:" + user_key)
             if key is None:
                 return Reply.error(401, "failed to verify jwt")
             verify(token, key, self.now())

@@ -59,9 +59,10 @@ class KeyAuthRuntime(BasePluginRuntime):
         stored = consumer.credentials["key-auth"].get("key_hash", "") if consumer else ""
         if consumer is None or not _compare_digest(str(stored), digest):
             # a key replaced by a rotation works until its grace period ends
-            consumer = self.consumers.find_retiring("key-auth", digest, self.now())
-            if consumer is None:
+            retired = self.consumers.find_retiring("key-auth", digest, self.now())
+            if retired is None:
                 return Reply.error(401, "Invalid API key in request")
+            consumer = retired.consumer
         ctx.consumer = consumer
         if self.hide:  # taken out of wherever it was read, the rest forwarded as it came
             if in_query:

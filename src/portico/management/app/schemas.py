@@ -59,7 +59,10 @@ class CredentialRotate(WriteSchema):
         0,
         ge=0,
         le=30 * 86400,
-        description="How long the replaced key-auth key keeps working (0: not at all).",
+        description=(
+            "How long the replaced credentials keep working (0: not at all): the old "
+            "key-auth key, basic-auth password, and jwt-auth tokens signed for the old key."
+        ),
     )
 
 

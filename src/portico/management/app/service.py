@@ -281,8 +281,9 @@ async def rotate(
     data: CredentialRotate,
     box: SecretBox,
 ) -> AppView:
-    """A new key-auth key (and new basic-auth / jwt-auth secrets, if the app has them); the
-    replaced key keeps working for ``graceSeconds``."""
+    """A new key-auth key, basic-auth password and jwt-auth key id and secret (those the app
+    has); the replaced ones keep working for ``graceSeconds``: the old key, the old password,
+    tokens signed for the old key id."""
     app = await get_app(session=session, caller=caller, app_id=app_id)
     consumer = await session.get(Consumer, app.consumer_id)
     assert consumer is not None
@@ -290,11 +291,6 @@ async def rotate(
     rotating = [name for name in ("key-auth", "basic-auth", "jwt-auth") if name in current]
     if not rotating:
         raise BadRequest("the app has no credential to rotate")
-    if data.grace_seconds and "key-auth" not in current:
-        raise BadRequest(
-            "graceSeconds applies to key-auth keys; this app has none",
-            errors=[{"pointer": "/graceSeconds", "detail": "the app has no key-auth key"}],
-        )
     sent: dict[str, dict[str, Any]] = {}
     for name, stored in current.items():
         if name == "key-auth":
@@ -321,13 +317,11 @@ async def rotate(
         entry for entry in consumer.retiring or [] if entry.get("expires_at", "") > now.isoformat()
     ]
     if data.grace_seconds:
-        retiring.append(
-            {
-                "plugin": "key-auth",
-                "credential": current["key-auth"],
-                "expires_at": (now + timedelta(seconds=data.grace_seconds)).isoformat(),
-            }
-        )
+        expires_at = (now + timedelta(seconds=data.grace_seconds)).isoformat()
+        retiring += [
+            {"plugin": name, "credential": current[name], "expires_at": expires_at}
+            for name in rotating
+        ]
     before = _snapshot(await _view(session, app))
     consumer.plugins = plugins
     consumer.retiring = retiring
