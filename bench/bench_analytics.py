@@ -46,7 +46,12 @@ from portico.management.analytics import sketch as sketches
 from portico.management.analytics.repository import Condition
 from portico.management.environment.models import Environment
 from portico.management.telemetry import service as telemetry_service
-from portico.management.telemetry.models import TelemetryRollup
+from portico.management.telemetry.models import (
+    TelemetryHourlyRollup,
+    TelemetryHourlySketch,
+    TelemetryRollup,
+)
+from portico.management.telemetry.repository import sketch_rows
 from portico.management.telemetry.schemas import TelemetryBatch
 from tests.support.pgcluster import PostgresCluster
 
@@ -62,6 +67,8 @@ APIS = ["orders", "users", "catalog", "payments", "search", "media"]
 APPS_PER_ENV = 6
 ZIPF_APPS = sum(1 / k for k in range(1, APPS_PER_ENV + 1))
 COLUMNS = [c.name for c in TelemetryRollup.__table__.columns]
+HOUR_COLUMNS = [c.name for c in TelemetryHourlyRollup.__table__.columns]
+SKETCH_COLUMNS = [c.name for c in TelemetryHourlySketch.__table__.columns]
 
 
 @dataclass(frozen=True)
@@ -237,10 +244,20 @@ class Writers:
 
     async def write(self, table: str, rows: list[dict[str, Any]]) -> None:
         """``rows`` keyed by the minute tier's columns (``minute`` holds the hour's start in
-        hourly rows)."""
-        hourly = table.endswith("hourly")
-        names = ["hour" if hourly and c == "minute" else c for c in COLUMNS]
-        values = [[row[c] for c in COLUMNS] for row in rows]
+        hourly rows, whose sketches go to their own table as the repository writes them)."""
+        if table.endswith("hourly"):
+            hours = [{**row, "hour": row["minute"]} for row in rows]
+            await self.insert(table, HOUR_COLUMNS, [[r[c] for c in HOUR_COLUMNS] for r in hours])
+            stored = sketch_rows(hours)
+            await self.insert(
+                "telemetry_sketches_hourly",
+                SKETCH_COLUMNS,
+                [[r[c] for c in SKETCH_COLUMNS] for r in stored],
+            )
+            return
+        await self.insert(table, COLUMNS, [[row[c] for c in COLUMNS] for row in rows])
+
+    async def insert(self, table: str, names: list[str], values: list[list[Any]]) -> None:
         marks = ",".join("?" * len(names))
         self.sqlite.executemany(
             f"INSERT INTO {table} ({','.join(names)}) VALUES ({marks})",  # noqa: S608 (ours)

@@ -13,7 +13,9 @@ from portico.core.db.engine import Database
 from portico.gateway.telemetry import sketch_index
 from portico.management.analytics import sketch
 from portico.management.telemetry.models import (
+    MEASURES,
     TelemetryHourlyRollup,
+    TelemetryHourlySketch,
     TelemetryLoss,
     TelemetryRollup,
 )
@@ -122,19 +124,29 @@ async def test_rollups_from_several_nodes_add_up_and_losses_are_counted(
         rows = {r.status: r for r in await session.scalars(select(TelemetryRollup))}
         hours = {r.status: r for r in await session.scalars(select(TelemetryHourlyRollup))}
         losses = list(await session.scalars(select(TelemetryLoss)))
+        stored = list(await session.scalars(select(TelemetryHourlySketch)))
+    hour_sketches = {(s.status, s.measure): s for s in stored}
+    # every measure stored, an empty one too: a query grouping by it lists the group
+    assert hour_sketches[(429, "upstream")].sketch == ""
+    assert hour_sketches[(429, "upstream")].count == 0
     for tier in (rows, hours):
         ok = tier[200]
         assert (ok.requests, ok.latency_ms_sum, ok.latency_ms_max) == (4, 120.0, 90.0)
         assert (ok.latency_ms_min, ok.upstream_ms_min, ok.upstream_ms_max) == (4.0, 3.0, 15.0)
         assert (ok.upstream_requests, ok.upstream_ms_sum, ok.response_bytes) == (3, 24.0, 400)
-        assert sketch.decode(ok.latency_sketch) == {
+        sketch_of = (
+            {m: getattr(ok, f"{m}_sketch") for m in MEASURES}
+            if tier is rows
+            else {m: hour_sketches[(200, m)].sketch for m in MEASURES}
+        )
+        assert sketch.decode(sketch_of["latency"]) == {
             sketch_index(4.0): 1,
             sketch_index(6.0): 1,
             sketch_index(20.0): 1,
             sketch_index(90.0): 1,
         }
-        assert sketch.decode(ok.response_sketch) == {sketch_index(100): 4}
-        assert sum(sketch.decode(ok.upstream_sketch).values()) == 3
+        assert sketch.decode(sketch_of["response"]) == {sketch_index(100): 4}
+        assert sum(sketch.decode(sketch_of["upstream"]).values()) == 3
         assert (ok.app_id, ok.product_id, ok.developer_id) == ("app-1", "prod-1", "dev-1")
         assert (ok.api_name, ok.route_name, ok.api_path, ok.upstream_path) == (
             "orders",
@@ -151,7 +163,10 @@ async def test_rollups_from_several_nodes_add_up_and_losses_are_counted(
         assert ok.org_id == world.org.id
         assert tier[429].requests == 2
     assert hours[200].hour.isoformat() == MINUTE
-    assert ":" in hours[200].latency_sketch  # the hourly tier's sketches are packed
+    assert hour_sketches[(200, "upstream")].count == 3
+    assert hour_sketches[(200, "latency")].count == 4
+    assert hour_sketches[(200, "latency")].api_name == "orders"  # what queries group by
+    assert hour_sketches[(200, "latency")].sketch.count(":") == 2  # packed: merges fast
     assert [(loss.node_id, loss.dropped) for loss in losses] == [("node-b", 7)]
 
 

@@ -19,7 +19,11 @@ from sqlalchemy import ColumnElement, String, Table, and_, case, cast, func, not
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.management.product.models import Product
+from portico.management.telemetry.models import MEASURES, TelemetryHourlySketch
 from portico.management.telemetry.repository import tier
+
+#: a minute row's sketch column → the measure the hourly sketches are stored under
+_MEASURE_OF = {column: measure for measure, column in MEASURES.items()}
 
 
 @dataclass(frozen=True)
@@ -140,12 +144,19 @@ class AnalyticsRepository:
     ) -> Sequence[Any]:
         """Per group (and period): ``measured`` and ``sketches``, the group's stored sketches
         joined by ``;`` in the database (one row per group instead of one per rollup: the
-        rows, not the bytes, are what costs in the driver)."""
-        table, period = tier(window.hourly)
+        rows, not the bytes, are what costs in the driver). Hours read the measure's rows of
+        ``telemetry_sketches_hourly``, minutes their rollups."""
+        clauses: list[ColumnElement[bool]] = []
+        if window.hourly:
+            table: Table = TelemetryHourlySketch.__table__  # type: ignore[assignment]
+            period, sketch, count = "hour", table.c.sketch, table.c.count
+            clauses.append(table.c.measure == _MEASURE_OF[measure.sketch])
+        else:
+            table, period = tier(False)
+            sketch, count = table.c[measure.sketch], table.c[measure.count]
         keys: list[Any] = [table.c[name] for name in groups]
         if by_period:
             keys.append(table.c[period].label("period"))
-        sketch = table.c[measure.sketch]
         bind = self.session.bind
         joined = (
             func.string_agg(sketch, ";")
@@ -153,12 +164,8 @@ class AnalyticsRepository:
             else func.group_concat(sketch, ";")
         )
         statement = (
-            select(
-                *keys,
-                func.sum(table.c[measure.count]).label("measured"),
-                joined.label("sketches"),
-            )
-            .where(_where(table, period, org_id, window, conditions))
+            select(*keys, func.sum(count).label("measured"), joined.label("sketches"))
+            .where(_where(table, period, org_id, window, conditions), *clauses)
             .group_by(*keys)
         )
         return (await self.session.execute(statement)).all()

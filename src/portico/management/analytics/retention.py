@@ -53,7 +53,7 @@ async def _roll_up(
     """Replace the hour's rows by the merge of its minutes."""
     end = hour + timedelta(hours=1)
     merged: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for row in await repository.rows_between(False, environment_id, hour, end):
+    for row in await repository.minutes_between(environment_id, hour, end):
         row = {**row, "hour": hour}
         del row["minute"]
         for name in SKETCHES:

@@ -339,7 +339,7 @@ async def _read(repository: AnalyticsRepository, org_id: uuid.UUID, plan: Plan) 
                 if cell.sketch is None:
                     cell.sketch = sketches.Accumulator()
                 measured = int(row.measured or 0)
-                cell.sketch.add_joined(row.sketches or "", measured)
+                cell.sketch.add_joined(row.sketches or "")
                 cell.count += measured
         else:
             rows = await repository.totals(

@@ -7,8 +7,12 @@ both (one transaction), so a long window reads hours and only its ragged edges r
 and minutes past their retention are deleted with nothing lost (their hour has them).
 
 Counters and sums are additive and min/max merge, so rows from several nodes (or several
-batches of one) merge exactly; so do the percentile sketches (``*_sketch``, see
-``portico.management.analytics.sketch``): merging adds bin counts. The names beside the ids
+batches of one) merge exactly; so do the percentile sketches (see
+``portico.management.analytics.sketch``): merging adds bin counts. A minute's sketches sit in
+its row (a few bins each); an hour's are in ``telemetry_sketches_hourly``, one row per key and
+measure, so that a percentile query over a day reads one measure's sketches in key order and
+nothing else (measured in ``bench/bench_analytics.py``: the wide hourly rows, five sketches of
+a few hundred bins each, cost a page lookup per row). The names beside the ids
 (API, route, app, developer, product, environment) are the ones the node's snapshot had when
 it served the traffic: they outlive the entities, and a renamed entity's new name shows from
 the minute it was renamed.
@@ -112,11 +116,6 @@ class RollupColumns:
     response_bytes_max: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     transfer_bytes_min: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     transfer_bytes_max: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
-    latency_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
-    upstream_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
-    request_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
-    response_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
-    transfer_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
 
 
 class TelemetryRollup(RollupColumns, Base):
@@ -126,6 +125,11 @@ class TelemetryRollup(RollupColumns, Base):
     __table_args__ = (Index("ix_telemetry_rollups_org_minute", "org_id", "minute"),)
 
     minute: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+    latency_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    upstream_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    request_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    response_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
+    transfer_sketch: Mapped[str] = mapped_column(Text(), default="", server_default="")
 
 
 #: what the hourly tier's covering index holds besides (org_id, hour): the columns every
@@ -157,9 +161,9 @@ COVERED = (
 
 
 class TelemetryHourlyRollup(RollupColumns, Base):
-    """Per hour: the minutes of the hour added up. An hour's row is wide (its packed
-    sketches hold a few hundred bins each), so the queries that read no sketch read a
-    covering index instead (measured: a day's count query read 5x fewer pages on SQLite)."""
+    """Per hour: the minutes of the hour added up (sketches aside: ``TelemetryHourlySketch``).
+    The queries read a covering index rather than the rows (measured: a day's count query
+    read 5x fewer pages on SQLite)."""
 
     __tablename__ = "telemetry_rollups_hourly"
     __table_args__ = (
@@ -168,6 +172,57 @@ class TelemetryHourlyRollup(RollupColumns, Base):
     )
 
     hour: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+
+
+#: a sketch's measure, as ``telemetry_sketches_hourly.measure`` names it → its column in a
+#: minute's row
+MEASURES = {
+    "latency": "latency_sketch",
+    "upstream": "upstream_sketch",
+    "request": "request_sketch",
+    "response": "response_sketch",
+    "transfer": "transfer_sketch",
+}
+
+
+class TelemetryHourlySketch(Base):
+    """One measure's sketch of one hourly key, with the names and ids a query filters and
+    groups by. Keyed (org, measure, hour, ...) and, on SQLite, without a rowid: the rows a
+    percentile query reads are one range of the primary key, in order."""
+
+    __tablename__ = "telemetry_sketches_hourly"
+    __table_args__ = (
+        Index("ix_telemetry_sketches_hourly_env_hour", "environment_id", "hour"),
+        {"sqlite_with_rowid": False},
+    )
+
+    org_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("orgs.id", ondelete="CASCADE"), primary_key=True
+    )
+    measure: Mapped[str] = mapped_column(String(16), primary_key=True)
+    hour: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+    environment_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True
+    )
+    api_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    route_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    consumer: Mapped[str] = mapped_column(String(128), primary_key=True)
+    method: Mapped[str] = mapped_column(String(16), primary_key=True)
+    status: Mapped[int] = mapped_column(Integer, primary_key=True)
+    app_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    product_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    developer_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    env_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_name: Mapped[str] = mapped_column(Text(), server_default="")
+    route_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_path: Mapped[str] = mapped_column(Text(), server_default="")
+    upstream_path: Mapped[str] = mapped_column(Text(), server_default="")
+    app_name: Mapped[str] = mapped_column(Text(), server_default="")
+    developer_email: Mapped[str] = mapped_column(Text(), server_default="")
+    product_name: Mapped[str] = mapped_column(Text(), server_default="")
+    #: the values the sketch holds
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    sketch: Mapped[str] = mapped_column(Text(), default="")
 
 
 class TelemetryLoss(Base):

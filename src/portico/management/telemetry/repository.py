@@ -1,5 +1,8 @@
 """Merging rollups into the store, both tiers.
 
+Rows are handled whole, sketches included (``SKETCHES``, encoded); an hour's sketches are
+stored apart (``TelemetryHourlySketch``), and this module joins and splits them.
+
 Counters could merge with an additive ``ON CONFLICT DO UPDATE``, but sketches cannot be added
 in SQL portably, so a batch is merged in Python: the rows it touches are read, merged and
 written back with an upsert. Concurrent batches of one environment (several nodes) are
@@ -21,10 +24,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.management.telemetry.models import (
     KEY,
+    MEASURES,
+    NAMES,
     TelemetryHourlyRollup,
+    TelemetryHourlySketch,
     TelemetryLoss,
     TelemetryRollup,
 )
+
+#: the count of values each measure's sketch holds, by measure
+_COUNTED_BY = {
+    "latency": "requests",
+    "upstream": "upstream_requests",
+    "request": "requests",
+    "response": "requests",
+    "transfer": "requests",
+}
+_SKETCH_TABLE: Table = TelemetryHourlySketch.__table__  # type: ignore[assignment]
+_SKETCH_KEY = ["org_id", "measure", "hour", "environment_id", *KEY]
 
 
 def _dialect(session: AsyncSession) -> str:
@@ -77,7 +94,28 @@ class TelemetryRepository:
                 key = key_of(record, period)
                 if key in wanted:
                     found[key] = record
+            if hourly:
+                await self._attach_sketches(found, environment_id, periods)
         return found
+
+    async def _attach_sketches(
+        self,
+        rows: dict[tuple[Any, ...], dict[str, Any]],
+        environment_id: uuid.UUID,
+        hours: Sequence[datetime],
+    ) -> None:
+        """Give the hourly ``rows`` (by key) of ``environment_id`` their sketches."""
+        for row in rows.values():
+            for column in MEASURES.values():
+                row.setdefault(column, "")
+        table = _SKETCH_TABLE
+        statement = select(table).where(
+            table.c.environment_id == environment_id, table.c.hour.in_(hours)
+        )
+        for stored in (await self.session.execute(statement)).mappings():
+            found = rows.get(key_of(dict(stored), "hour"))
+            if found is not None:
+                found[MEASURES[stored["measure"]]] = stored["sketch"]
 
     async def upsert(self, hourly: bool, rows: Sequence[dict[str, Any]]) -> None:
         """Write ``rows`` (merged already): new keys inserted, known ones replaced. One
@@ -87,11 +125,20 @@ class TelemetryRepository:
             return
         table, period = tier(hourly)
         index = ["environment_id", period, *KEY]
+        await self._upsert(
+            table, index, [{c.name: row[c.name] for c in table.columns} for row in rows]
+        )
+        if hourly:
+            await self._upsert(_SKETCH_TABLE, _SKETCH_KEY, sketch_rows(rows))
+
+    async def _upsert(self, table: Table, index: list[str], rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
         statement = _insert(self.session)(table)
         new = statement.excluded
         updates = {c.name: new[c.name] for c in table.columns if c.name not in index}
         await self.session.execute(
-            statement.on_conflict_do_update(index_elements=index, set_=updates), list(rows)
+            statement.on_conflict_do_update(index_elements=index, set_=updates), rows
         )
 
     async def add_loss(self, row: dict[str, Any]) -> None:
@@ -117,10 +164,10 @@ class TelemetryRepository:
         )
         return [tuple(row) for row in rows]
 
-    async def rows_between(
-        self, hourly: bool, environment_id: uuid.UUID, start: datetime, end: datetime
+    async def minutes_between(
+        self, environment_id: uuid.UUID, start: datetime, end: datetime
     ) -> list[dict[str, Any]]:
-        table, period = tier(hourly)
+        table, period = tier(False)
         rows = await self.session.execute(
             select(table).where(
                 table.c.environment_id == environment_id,
@@ -133,14 +180,15 @@ class TelemetryRepository:
     async def delete_between(
         self, hourly: bool, environment_id: uuid.UUID, start: datetime, end: datetime
     ) -> None:
-        table, period = tier(hourly)
-        await self.session.execute(
-            delete(table).where(
-                table.c.environment_id == environment_id,
-                table.c[period] >= start,
-                table.c[period] < end,
+        tables = [tier(hourly)] + ([(_SKETCH_TABLE, "hour")] if hourly else [])
+        for table, period in tables:
+            await self.session.execute(
+                delete(table).where(
+                    table.c.environment_id == environment_id,
+                    table.c[period] >= start,
+                    table.c[period] < end,
+                )
             )
-        )
 
     async def delete_before(self, hourly: bool, moment: datetime) -> dict[uuid.UUID, int]:
         """Delete one tier's rows older than ``moment``; the records they held, per org."""
@@ -151,6 +199,18 @@ class TelemetryRepository:
             .group_by(table.c.org_id)
         )
         records = {org_id: int(total or 0) for org_id, total in counted}
+        if hourly:  # per environment: the sketches' index leads with it (the hours' key
+            # leads with the hour); an hour's sketches exist only beside its rows
+            sketches = _SKETCH_TABLE
+            environments = await self.session.scalars(
+                select(table.c.environment_id).where(table.c[period] < moment).distinct()
+            )
+            for environment_id in list(environments):
+                await self.session.execute(
+                    delete(sketches).where(
+                        sketches.c.environment_id == environment_id, sketches.c.hour < moment
+                    )
+                )
         if records:
             await self.session.execute(delete(table).where(table.c[period] < moment))
         return records
@@ -160,3 +220,22 @@ class TelemetryRepository:
             delete(TelemetryLoss).where(TelemetryLoss.minute < moment)
         )
         return int(getattr(result, "rowcount", 0) or 0)
+
+
+def sketch_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored sketches of hourly ``rows``: every measure's, even an empty one (an hour
+    of refused requests has no upstream latency, and a query grouping by upstream latency
+    still lists it, with no value)."""
+    out = []
+    for row in rows:
+        shared = {name: row[name] for name in ("org_id", "hour", "environment_id", *KEY, *NAMES)}
+        for measure, column in MEASURES.items():
+            out.append(
+                {
+                    **shared,
+                    "measure": measure,
+                    "count": row[_COUNTED_BY[measure]],
+                    "sketch": row[column],
+                }
+            )
+    return out
