@@ -132,9 +132,7 @@ class BasicAuthRuntime(BasePluginRuntime):
             ctx.remove_upstream_headers.add("authorization")
         return None
 
-    async def _verify(
-        self, username: str, password: str
-    ) -> tuple[SnapshotConsumer, float] | None:
+    async def _verify(self, username: str, password: str) -> tuple[SnapshotConsumer, float] | None:
         """The consumer and until when the password works (current: forever)."""
         consumer = self.consumers.find("basic-auth", username)
         stored = consumer.credentials["basic-auth"].get("password_hash") if consumer else None
