@@ -43,6 +43,8 @@ async def test_share_of_each_quota_window_per_app_or_developer(
     gold += [orders_list(T0 + timedelta(minutes=65), 10.0) for _ in range(10)]
     other_app = dataclasses.replace(gold[0], app_id="app-tablet", app_name="Tablet")
     gold += [other_app] * 5
+    # what the quota refused once spent: attributed to the product, not spent again
+    gold += [dataclasses.replace(other_app, status=429)] * 4
     silver = dataclasses.replace(gold[0], product_id=SILVER, product_name="Silver")
     # one developer, two apps: a developer-scoped quota counts them together
     silver_other_app = dataclasses.replace(silver, app_id="app-2", app_name="Second")

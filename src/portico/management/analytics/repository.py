@@ -22,6 +22,8 @@ from portico.management.product.models import Product
 from portico.management.telemetry.models import MEASURES, TelemetryHourlySketch
 from portico.management.telemetry.repository import tier
 
+#: the status ``product-quota`` refuses with once the quota is spent
+QUOTA_REFUSED = 429
 #: a minute row's sketch column → the measure the hourly sketches are stored under
 _MEASURE_OF = {column: measure for measure, column in MEASURES.items()}
 
@@ -178,7 +180,8 @@ class AnalyticsRepository:
         conditions: Sequence[Condition],
         groups: Sequence[str],
     ) -> Sequence[Any]:
-        """Requests a product metered, per group, period, product, app and developer."""
+        """Requests a product metered, per group, period, product, app and developer: those
+        it admitted (a 429 is what it answers when the quota is spent: not spent again)."""
         table, period = tier(window.hourly)
         keys: list[Any] = [
             *(table.c[name] for name in groups),
@@ -195,7 +198,11 @@ class AnalyticsRepository:
                 func.max(table.c.developer_email).label("developer_email"),
                 func.sum(table.c.requests).label("requests"),
             )
-            .where(_where(table, period, org_id, window, conditions), table.c.product_id != "")
+            .where(
+                _where(table, period, org_id, window, conditions),
+                table.c.product_id != "",
+                table.c.status != QUOTA_REFUSED,
+            )
             .group_by(*keys)
         )
         return (await self.session.execute(statement)).all()
