@@ -136,7 +136,21 @@ def _sketch_table() -> sa.Table:
             name=op.f("pk_telemetry_sketches_hourly"),
         ),
         sqlite_with_rowid=False,
+        postgresql_partition_by="LIST (measure)",
     )
+
+
+def _partitions() -> None:
+    """PostgreSQL keeps rows where they were written, the five measures of an hour side by
+    side: a query reading one measure would read five times the pages. One partition per
+    measure keeps each apart (SQLite's table is ordered by its key, measure second)."""
+    if op.get_bind().dialect.name != "postgresql":
+        return
+    for measure in _MEASURES:
+        op.execute(
+            f"CREATE TABLE telemetry_sketches_hourly_{measure} "
+            f"PARTITION OF telemetry_sketches_hourly FOR VALUES IN ('{measure}')"
+        )
 
 
 def _hourly(*columns: str) -> sa.TableClause:
@@ -151,6 +165,7 @@ def _hourly(*columns: str) -> sa.TableClause:
 
 def upgrade() -> None:
     sketches = _sketch_table()
+    _partitions()
     op.create_index(
         "ix_telemetry_sketches_hourly_env_hour",
         "telemetry_sketches_hourly",

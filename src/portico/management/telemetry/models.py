@@ -193,7 +193,9 @@ class TelemetryHourlySketch(Base):
     __tablename__ = "telemetry_sketches_hourly"
     __table_args__ = (
         Index("ix_telemetry_sketches_hourly_env_hour", "environment_id", "hour"),
-        {"sqlite_with_rowid": False},
+        # measure by measure apart: on SQLite ordered by the key, on PostgreSQL one
+        # partition per measure (made by migration 0012)
+        {"sqlite_with_rowid": False, "postgresql_partition_by": "LIST (measure)"},
     )
 
     org_id: Mapped[uuid.UUID] = mapped_column(
