@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, String, Table, and_, case, cast, func, not_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from portico.management.product.models import Product
 from portico.management.telemetry.models import MEASURES, TelemetryHourlySketch
@@ -99,6 +99,15 @@ class AnalyticsRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
+    @property
+    def store(self) -> str:
+        """Which database this reads (a process may hold more than one: tests, tools)."""
+        bind = self.session.bind
+        if bind is None:
+            return ""
+        engine = bind if isinstance(bind, AsyncEngine) else bind.engine
+        return engine.url.render_as_string(hide_password=True)
+
     async def totals(
         self,
         window: Window,
@@ -171,6 +180,21 @@ class AnalyticsRepository:
             .group_by(*keys)
         )
         return (await self.session.execute(statement)).all()
+
+    async def hour_fingerprints(
+        self, window: Window, *, org_id: uuid.UUID
+    ) -> dict[datetime, tuple[int, int]]:
+        """(rows, requests) of each hour of ``window`` that has traffic, from the hourly
+        tier's covering index: they change whenever anything is written to the hour."""
+        table, _ = tier(True)
+        rows = await self.session.execute(
+            select(table.c.hour, func.count(), func.sum(table.c.requests))
+            .where(
+                table.c.org_id == org_id, table.c.hour >= window.start, table.c.hour < window.end
+            )
+            .group_by(table.c.hour)
+        )
+        return {hour: (int(count), int(total or 0)) for hour, count, total in rows}
 
     async def metered(
         self,

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.errors import ValidationFailed
 from portico.management.access import OrgCaller
 from portico.management.analytics import sketch as sketches
+from portico.management.analytics.hour_cache import hourly_merges
 from portico.management.analytics.repository import (
     AnalyticsRepository,
     Condition,
@@ -321,7 +322,25 @@ async def _read(repository: AnalyticsRepository, org_id: uuid.UUID, plan: Plan) 
     width = len(groups)
     by_period = plan.time_unit is not None
     for window in windows(plan.start, plan.end, minutes_only=plan.time_unit == "minute"):
-        if percentile:
+        if percentile and window.hourly:
+            assert measure is not None
+            merges = await hourly_merges(
+                repository,
+                window,
+                org_id=org_id,
+                conditions=plan.conditions,
+                groups=groups,
+                measure=measure,
+            )
+            for hour, merge in merges:
+                bucket = _bucket(hour, plan) if by_period else None
+                for group, (measured, merged) in merge.groups.items():
+                    cell = outcome.cell((group, bucket))
+                    if cell.sketch is None:
+                        cell.sketch = sketches.Accumulator()
+                    cell.sketch.merge(merged)
+                    cell.count += measured
+        elif percentile:
             assert measure is not None
             rows = await repository.sketches(
                 window,

@@ -198,6 +198,11 @@ class Accumulator:
             narrow[low] = narrow.get(low, 0) + number
             held[low] = count
 
+    def freeze(self) -> None:
+        """Put everything in the form ``merge`` reads, so that merging it into others
+        changes nothing of it (a merge kept for later queries)."""
+        self._widen_all()
+
     def _widen(self, low: str) -> None:
         number = self.narrow.pop(low, 0)
         self.held.pop(low, None)

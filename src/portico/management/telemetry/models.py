@@ -167,7 +167,8 @@ class TelemetryHourlyRollup(RollupColumns, Base):
 
     __tablename__ = "telemetry_rollups_hourly"
     __table_args__ = (
-        Index("ix_telemetry_rollups_hourly_org_hour", "org_id", "hour"),
+        # the requests too: which hours changed, read per query (analytics.hour_cache)
+        Index("ix_telemetry_rollups_hourly_org_hour", "org_id", "hour", "requests"),
         Index("ix_telemetry_rollups_hourly_covering", "org_id", "hour", *COVERED),
     )
 
