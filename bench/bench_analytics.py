@@ -10,8 +10,9 @@ log-normal latency around its route's median and a log-normal response size, fol
 per-minute rollups and into hourly ones exactly as ingest merges them (sketches included).
 
 Then times queries through the service layer (``analytics.service.run``: SQL, merging,
-aggregation, sort), each ``BENCH_ROUNDS`` times, and prints p50/p99 and p99's ratio to the
-200 ms target. Last, ingest: node-sized batches (what one node at 50,000 requests/s folds in
+aggregation, sort): cold ``BENCH_COLD_ROUNDS`` times (the merged-hours cache emptied before
+each) and warm ``BENCH_ROUNDS`` times, and prints p50 and worst/p99 against the 200 ms
+target. Last, ingest: node-sized batches (what one node at 50,000 requests/s folds in
 5 seconds) through ``telemetry.service.ingest`` (validation included), as rollup rows/s and
 the requests/s they stand for. Printed, never asserted.
 """
@@ -41,6 +42,7 @@ from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.db.migrate import upgrade_async
 from portico.gateway.telemetry import Batch, Rollup
+from portico.management.analytics import hour_cache
 from portico.management.analytics import service as analytics_service
 from portico.management.analytics import sketch as sketches
 from portico.management.analytics.repository import Condition
@@ -57,6 +59,7 @@ from tests.support.pgcluster import PostgresCluster
 
 RECORDS = int(os.environ.get("BENCH_RECORDS", "10000000"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "30"))
+COLD_ROUNDS = int(os.environ.get("BENCH_COLD_ROUNDS", "5"))
 TARGET_MS = 200.0
 DAY = datetime(2026, 3, 1, tzinfo=UTC)
 ORG = uuid.UUID("0b5e7c1e-0000-4000-8000-000000000001")
@@ -387,28 +390,42 @@ def plan(spec: dict[str, Any]) -> analytics_service.Plan:
 
 
 async def time_queries(url: str, label: str) -> list[float]:
+    """Each query cold (the merged-hours cache emptied before each of ``COLD_ROUNDS`` runs:
+    a first look at a day) and warm (``ROUNDS`` runs after two: a dashboard asking again,
+    the closed hours reused). Returns the warm p99s and the cold worsts, query by query."""
     database = Database(url)
     caller: Any = SimpleNamespace(org_id=ORG)
     worst: list[float] = []
-    print(f"\n{label}: p50 / p99 over {ROUNDS} runs (target p99 <= {TARGET_MS:.0f} ms)")
+    print(
+        f"\n{label}: cold p50 / max over {COLD_ROUNDS} runs, warm p50 / p99 over {ROUNDS} "
+        f"(target p99 <= {TARGET_MS:.0f} ms)"
+    )
+
+    async def once(spec: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        started = time.perf_counter()
+        async with database.session() as session:
+            result = await analytics_service.run(session=session, caller=caller, plan=plan(spec))
+        return (time.perf_counter() - started) * 1000, result
+
     try:
         for name, spec in QUERIES:
-            timings = []
+            cold = []
+            for _ in range(COLD_ROUNDS):
+                hour_cache.CACHE.clear()
+                cold.append((await once(spec))[0])
+            warm = []
             result: dict[str, Any] = {}
             for round_ in range(ROUNDS + 2):
-                started = time.perf_counter()
-                async with database.session() as session:
-                    result = await analytics_service.run(
-                        session=session, caller=caller, plan=plan(spec)
-                    )
+                elapsed, result = await once(spec)
                 if round_ >= 2:  # two warm-up runs
-                    timings.append((time.perf_counter() - started) * 1000)
-            ordered = sorted(timings)
+                    warm.append(elapsed)
+            ordered = sorted(warm)
             p99 = ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
-            worst.append(p99)
+            worst += [p99, max(cold)]
             print(
-                f"  {name:<44} p50 {statistics.median(ordered):7.1f} ms   p99 {p99:7.1f} ms"
-                f"   p99/target {p99 / TARGET_MS:5.2f}   ({result['meta']['total']} rows, "
+                f"  {name:<44} cold {statistics.median(cold):6.1f} / {max(cold):6.1f} ms"
+                f"   warm {statistics.median(ordered):6.1f} / {p99:6.1f} ms"
+                f"   warm p99/target {p99 / TARGET_MS:4.2f}   ({result['meta']['total']} rows, "
                 f"value {result['value']})"
             )
     finally:
@@ -523,14 +540,14 @@ async def main() -> None:
             f"{time.perf_counter() - started:.0f} s; SQLite file "
             f"{sqlite_path.stat().st_size / 1e6:,.0f} MB"
         )
-        sqlite_worst = await time_queries(sqlite_url, "SQLite")
-        pg_worst = await time_queries(pg_url, "PostgreSQL")
+        sqlite_times = await time_queries(sqlite_url, "SQLite")
+        pg_times = await time_queries(pg_url, "PostgreSQL")
         await ingest(sqlite_url, "SQLite")
         await ingest(pg_url, "PostgreSQL")
         print(
-            f"\nworst p99: SQLite {max(sqlite_worst):.1f} ms "
-            f"({max(sqlite_worst) / TARGET_MS:.2f} of target), PostgreSQL "
-            f"{max(pg_worst):.1f} ms ({max(pg_worst) / TARGET_MS:.2f} of target)"
+            f"\nworst warm p99 / cold run: SQLite {max(sqlite_times[0::2]):.1f} / "
+            f"{max(sqlite_times[1::2]):.1f} ms, PostgreSQL {max(pg_times[0::2]):.1f} / "
+            f"{max(pg_times[1::2]):.1f} ms (target {TARGET_MS:.0f} ms)"
         )
 
 
