@@ -144,7 +144,7 @@ def set_web_api_key(
 
     from portico.core.audit import Actor
     from portico.core.clock import Clock
-    from portico.gateway.sealing import secret_box
+    from portico.core.sealing import secret_box
     from portico.marketplace.auth import service as auth_service
 
     value = sys.stdin.readline() if from_stdin else typer.prompt("Web API key", hide_input=True)

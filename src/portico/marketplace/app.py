@@ -20,8 +20,8 @@ from portico.core.problems import install_problem_handlers
 from portico.core.query import strict_query
 from portico.core.ratelimit import RateLimiter
 from portico.core.refresh import RefreshTokenStore
+from portico.core.sealing import secret_box
 from portico.core.settings import Settings
-from portico.gateway.sealing import secret_box
 from portico.marketplace import openapi
 from portico.marketplace.access import SiteCaller, require
 from portico.marketplace.auth.keys import AUDIENCE, IdTokenService

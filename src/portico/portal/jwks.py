@@ -13,8 +13,8 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from portico.core.db.session import SessionDep
+from portico.core.sealing import secret_box
 from portico.core.settings import Settings
-from portico.gateway.sealing import secret_box
 from portico.marketplace.auth.keys import IdTokenService
 
 router = APIRouter(tags=["portal"])

@@ -15,8 +15,8 @@ from portico.app import create_app
 from portico.core.audit import Actor
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
+from portico.core.sealing import secret_box
 from portico.core.settings import Settings
-from portico.gateway.sealing import secret_box
 from portico.marketplace.app import PREFIX
 from portico.marketplace.auth import service as auth_service
 from tests.conftest import TEST_PASSWORD

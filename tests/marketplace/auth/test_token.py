@@ -20,8 +20,8 @@ from portico.core.account import AccountStatus, User
 from portico.core.audit import AuditEntry
 from portico.core.db.engine import Database
 from portico.core.passwords import needs_rehash
+from portico.core.sealing import secret_box
 from portico.core.settings import Settings
-from portico.gateway.sealing import secret_box
 from portico.marketplace.auth import service as auth_service
 from portico.marketplace.auth.models import SiteSetting
 from tests.conftest import TEST_PASSWORD, TEST_SECRET

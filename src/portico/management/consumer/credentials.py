@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from portico.core.sealing import SecretBox, hash_password, secret_box, verify_password_hash
 from portico.core.validation import json_pointer
 from portico.gateway.plugins.base import Category, PluginSpec
 from portico.gateway.plugins.registry import (
@@ -36,7 +37,6 @@ from portico.gateway.plugins.registry import (
     check_runnable,
     reason_of,
 )
-from portico.gateway.sealing import SecretBox, hash_password, secret_box, verify_password_hash
 
 __all__ = ["SecretBox", "hash_password", "secret_box", "verify_password_hash"]
 

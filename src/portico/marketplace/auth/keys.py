@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import Clock
 from portico.core.errors import TokenExpired, Unauthorized
-from portico.gateway.sealing import SecretBox
+from portico.core.sealing import SecretBox
 from portico.marketplace.auth.models import IdpSigningKey
 
 ALGORITHM = "ES256"

@@ -27,8 +27,8 @@ from portico.core.errors import ServiceUnavailable, Unauthorized
 from portico.core.passwords import hash_password, needs_rehash, verify_password
 from portico.core.refresh import INVALID as INVALID_REFRESH
 from portico.core.refresh import RefreshTokenReused, RefreshTokenStore
+from portico.core.sealing import SecretBox
 from portico.core.settings import Settings
-from portico.gateway.sealing import SecretBox
 from portico.marketplace.access import SURFACE
 from portico.marketplace.auth.keys import IdTokenService
 from portico.marketplace.auth.models import SiteSetting
