@@ -1,1 +1,3 @@
-"""The developer portal's public API under ``/api/portal/v1`` (grows with the portal)."""
+"""The developer portal's public API under ``/api/portal/v1`` (grows with the portal).
+
+It reaches the marketplace only through ``portico.marketplace.public``, its contract."""

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from portico.core.db.session import SessionDep
 from portico.core.sealing import secret_box
 from portico.core.settings import Settings
-from portico.marketplace.auth.keys import IdTokenService
+from portico.marketplace.public import KeySetPublisher, key_set_publisher
 
 router = APIRouter(tags=["portal"])
 
@@ -27,14 +27,13 @@ class JsonWebKeySet(BaseModel):
     keys: list[dict[str, Any]] = Field(description="Public JWKs (EC P-256, ES256), by `kid`.")
 
 
-def _id_tokens(request: Request) -> IdTokenService:
-    # Publishing reads the stored public keys only; the issuer does not enter into it.
+def _publisher(request: Request) -> KeySetPublisher:
     state = request.app.state
-    existing: IdTokenService | None = getattr(state, "jwks_publisher", None)
+    existing: KeySetPublisher | None = getattr(state, "jwks_publisher", None)
     if existing is None:
         settings: Settings = state.settings
-        existing = state.jwks_publisher = IdTokenService(
-            secret_box(tuple(settings.signing_keys())), state.clock, issuer=""
+        existing = state.jwks_publisher = key_set_publisher(
+            secret_box(tuple(settings.signing_keys())), state.clock
         )
     return existing
 
@@ -42,6 +41,6 @@ def _id_tokens(request: Request) -> IdTokenService:
 @router.get("/.well-known/jwks.json", response_model=JsonWebKeySet)
 async def get_jwks(request: Request, response: Response, session: SessionDep) -> JsonWebKeySet:
     """The JSON Web Key Set verifying the admin API's ID tokens."""
-    document = await _id_tokens(request).jwks(session)
+    document = await _publisher(request).jwks(session)
     response.headers["Cache-Control"] = f"public, max-age={MAX_AGE}"
     return JsonWebKeySet(keys=document["keys"])

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from portico.core.audit import Actor
 from portico.core.db.session import SessionDep
 from portico.core.envelope import Envelope
-from portico.marketplace.auth.ratelimit import REGISTRATIONS, enforce
+from portico.marketplace.public import REGISTRATIONS, enforce_rate_limit
 from portico.portal.registration import service as registration_service
 from portico.portal.registration.schemas import RegistrationAccepted, RegistrationCreate
 
@@ -36,7 +36,7 @@ async def create_registration(
 ) -> Envelope[RegistrationAccepted]:
     """Register for a portal account. 202 whether or not the address already had one; a new
     account is pending until an administrator approves it, which emails the applicant."""
-    await enforce(request, REGISTRATIONS)
+    await enforce_rate_limit(request, REGISTRATIONS)
     actor = Actor(
         id=None,
         email=None,

@@ -20,7 +20,7 @@ from portico.core.account import AccountStatus, User, find_by_email
 from portico.core.audit import Actor
 from portico.core.clock import Clock
 from portico.core.passwords import hash_password
-from portico.marketplace.access import SURFACE
+from portico.marketplace.public import SURFACE, USER_MODULE
 from portico.portal.registration.schemas import RegistrationCreate
 
 ACTION = "user.register"
@@ -65,5 +65,5 @@ async def register(
         },
         summary=f"{user.email} registered on the portal; awaiting approval",
         surface=SURFACE,
-        module="user",
+        module=USER_MODULE,
     )
