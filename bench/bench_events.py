@@ -227,7 +227,7 @@ async def run(workdir: Path) -> None:
         data_dir=workdir,
         database_url=url,
         secret_key=SecretStr("bench-secret-0123456789abcdef0123456789"),
-        log_json=False,
+        log_format="text",
         _env_file=None,
     )
     database = Database(url)

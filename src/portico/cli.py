@@ -180,7 +180,7 @@ def serve(
     """Run the control plane (management service) on PORTICO_LISTEN."""
 
     settings = _settings()
-    configure_logging(settings.log_level, json_lines=settings.log_json)
+    configure_logging(settings.log_level, log_format=settings.effective_log_format)
     if migrate:
         upgrade(settings.resolved_database_url)
     elif asyncio.run(pending(settings.resolved_database_url)):
@@ -214,7 +214,7 @@ def gateway_command(
     from portico.runner import run_gateway, use_uvloop
 
     settings = _settings()
-    configure_logging(settings.log_level, json_lines=settings.log_json)
+    configure_logging(settings.log_level, log_format=settings.effective_log_format)
     console.print(
         f"[bold]Portico gateway[/bold] for environment {environment} on "
         f"http://{settings.gateway_listen} (status http://{settings.metrics_listen}/ready)"

@@ -39,7 +39,7 @@ def portico_env(database_url: str, tmp_path: Path) -> dict[str, str]:
         PORTICO_DATABASE_URL=database_url,
         PORTICO_LISTEN=f"127.0.0.1:{free_port()}",
         PORTICO_BOOTSTRAP_ADMIN_EMAIL="owner@example.com",
-        PORTICO_LOG_JSON="true",
+        PORTICO_LOG_FORMAT="json",
     )
     return env
 

@@ -82,7 +82,7 @@ def _settings(**overrides: Any) -> Settings:
     return Settings(
         environment="test",
         secret_key=SecretStr(TEST_SECRET),
-        log_json=False,
+        log_format="text",
         log_level="WARNING",
         bootstrap_admin_email=ADMIN_EMAIL,
         bootstrap_admin_password=SecretStr(ADMIN_PASSWORD),

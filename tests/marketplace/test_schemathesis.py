@@ -86,7 +86,7 @@ def _serve(database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
         data_dir=tmp_path,
         database_url=database_url,
         secret_key=SecretStr(TEST_SECRET),
-        log_json=False,
+        log_format="text",
         log_level="WARNING",
         bootstrap_admin_email=ADMIN_EMAIL,
         bootstrap_admin_password=SecretStr(ADMIN_PASSWORD),

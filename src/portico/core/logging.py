@@ -1,9 +1,12 @@
 """Structured logging that never writes a password, token or credential.
 
-Every record is one JSON object (or a readable line in development) carrying the request id
-of the request that produced it. A filter on the root handler redacts values of sensitive
-keys in the record's extras and ``Bearer``/``Basic`` credentials and ``password=`` pairs in
-messages, so that a careless ``logger.info(..., extra={"body": payload})`` cannot leak.
+Every record carries the request id of the request that produced it, and is written as one
+JSON object per line, or as a readable line for a person at a terminal: ``PORTICO_LOG_FORMAT``
+chooses (``text``, ``json``, or ``auto``, the default: text when stderr is a terminal, JSON
+otherwise, so that a log collector always gets JSON). A filter on the root handler redacts
+values of sensitive keys in the record's extras and ``Bearer``/``Basic`` credentials and
+``password=`` pairs in messages, so that a careless ``logger.info(..., extra={"body":
+payload})`` cannot leak.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import re
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, TextIO
+
+LogFormat = Literal["auto", "text", "json"]
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "portico_request_id", default=None
@@ -114,15 +119,50 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-def configure_logging(level: str = "INFO", *, json_lines: bool = True) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+class TextFormatter(logging.Formatter):
+    """One readable line: time, level, logger, request id, message, then the extras as
+    ``key=value`` (already redacted by the filter); a traceback follows on its own lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = datetime.fromtimestamp(record.created).astimezone()
+        parts = [
+            when.isoformat(sep=" ", timespec="milliseconds"),
+            f"{record.levelname:<7}",
+            record.name,
+        ]
+        request_id = getattr(record, "request_id", None)
+        if request_id:
+            parts.append(f"[{request_id}]")
+        parts.append(record.getMessage())
+        for key, value in vars(record).items():
+            if key not in _RESERVED and key != "request_id" and value is not None:
+                shown = value if isinstance(value, str) else json.dumps(value, default=str)
+                parts.append(f"{key}={shown}")
+        line = " ".join(parts)
+        if record.exc_info:
+            line = f"{line}\n{self.formatException(record.exc_info)}"
+        return line
+
+
+def resolve_format(log_format: LogFormat, stream: TextIO) -> Literal["text", "json"]:
+    """``auto`` is text on a terminal and JSON anywhere else (a pipe, a file, a collector)."""
+    if log_format != "auto":
+        return log_format
+    isatty = getattr(stream, "isatty", None)
+    return "text" if callable(isatty) and isatty() else "json"
+
+
+def configure_logging(
+    level: str = "INFO", *, log_format: LogFormat = "auto", stream: TextIO | None = None
+) -> None:
+    """Send every log record to ``stream`` (stderr by default), redacted, in ``log_format``."""
+    stream = sys.stderr if stream is None else stream
+    handler = logging.StreamHandler(stream)
     handler.addFilter(RedactingFilter())
-    if json_lines:
+    if resolve_format(log_format, stream) == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
-        )
+        handler.setFormatter(TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

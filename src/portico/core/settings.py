@@ -57,7 +57,16 @@ class Settings(BaseSettings):
         "thousands of routes must fit.",
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    log_json: bool = True
+    log_format: Literal["auto", "text", "json"] = Field(
+        "auto",
+        description="Logs on stderr: 'text' (one readable line per record), 'json' (one "
+        "object per line), or 'auto': text when stderr is a terminal, JSON otherwise.",
+    )
+    log_json: bool | None = Field(
+        None,
+        description="Former switch (PORTICO_LOG_JSON), still read when PORTICO_LOG_FORMAT "
+        "is 'auto': true means 'json', false 'text'.",
+    )
     trusted_proxies: list[str] = Field(
         default_factory=list, description="CIDRs whose X-Forwarded-For is believed."
     )
@@ -148,6 +157,13 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{self.data_dir / 'portico.db'}"
+
+    @property
+    def effective_log_format(self) -> Literal["auto", "text", "json"]:
+        """``log_format``, unless left at ``auto`` while the former ``log_json`` is set."""
+        if self.log_format == "auto" and self.log_json is not None:
+            return "json" if self.log_json else "text"
+        return self.log_format
 
     @property
     def is_sqlite(self) -> bool:
