@@ -5,9 +5,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import Select, exists, func, select, update
+from sqlalchemy import exists, func, select, update
 
-from portico.core.db.repository import Repository
+from portico.core.db.repository import OrgScopedRepository
 from portico.management.api.models import Api
 from portico.management.deployment.models import Deployment
 from portico.management.environment.models import Environment
@@ -24,27 +24,14 @@ class DeploymentRow(NamedTuple):
     deployed_at: datetime
 
 
-class ApiRepository(Repository[Api]):
+class ApiRepository(OrgScopedRepository[Api]):
     model = Api
     sort_columns = {
         "name": Api.name,
         "createdAt": Api.created_at,
         "updatedAt": Api.updated_at,
     }
-
-    def in_org(self, org_id: uuid.UUID) -> Select[Api]:
-        return select(Api).where(Api.org_id == org_id)
-
-    async def get_in_org(self, org_id: uuid.UUID, api_id: uuid.UUID) -> Api | None:
-        return await self.first(self.in_org(org_id).where(Api.id == api_id))
-
-    async def name_taken(
-        self, org_id: uuid.UUID, name: str, *, except_id: uuid.UUID | None = None
-    ) -> bool:
-        statement = self.in_org(org_id).where(Api.name == name)
-        if except_id is not None:
-            statement = statement.where(Api.id != except_id)
-        return await self.first(statement) is not None
+    filter_columns = {"name": Api.name}
 
     async def is_deployed(self, api_id: uuid.UUID) -> bool:
         return bool(await self.session.scalar(select(exists().where(Deployment.api_id == api_id))))

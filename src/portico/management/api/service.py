@@ -55,10 +55,7 @@ async def view(*, session: AsyncSession, caller: OrgCaller, api_id: uuid.UUID) -
 
 async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[ApiView]:
     repository = ApiRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "name" in query.filters:
-        statement = statement.where(Api.name == query.filters["name"])
-    page = await repository.page(statement, query)
+    page = await repository.page_in_org(caller.org_id, query)
     ids = [api.id for api in page.items]
     counts = await repository.revision_counts(ids)
     deployments = await repository.deployments(ids)

@@ -7,29 +7,23 @@ from collections.abc import Iterable
 
 from sqlalchemy import Select, delete, func, select
 
-from portico.core.db.repository import Repository
+from portico.core.db.repository import OrgScopedRepository
 from portico.management.app.models import App, AppProduct, AppStatus
 from portico.management.consumer.models import Consumer
 from portico.management.developer.models import Developer, DeveloperStatus
 from portico.management.product.models import Product
 
 
-class AppRepository(Repository[App]):
+class AppRepository(OrgScopedRepository[App]):
     model = App
     sort_columns = {"name": App.name, "createdAt": App.created_at, "updatedAt": App.updated_at}
-
-    def in_org(self, org_id: uuid.UUID) -> Select[App]:
-        return select(App).where(App.org_id == org_id)
-
-    async def get_in_org(self, org_id: uuid.UUID, app_id: uuid.UUID) -> App | None:
-        return await self.first(self.in_org(org_id).where(App.id == app_id))
 
     def of_developer(self, developer_id: uuid.UUID, environment_id: uuid.UUID) -> Select[App]:
         return select(App).where(
             App.developer_id == developer_id, App.environment_id == environment_id
         )
 
-    async def name_taken(
+    async def name_taken_by_developer(
         self,
         developer_id: uuid.UUID,
         environment_id: uuid.UUID,
@@ -37,6 +31,7 @@ class AppRepository(Repository[App]):
         *,
         except_id: uuid.UUID | None = None,
     ) -> bool:
+        """App names are unique per developer and environment."""
         statement = self.of_developer(developer_id, environment_id).where(App.name == name)
         if except_id is not None:
             statement = statement.where(App.id != except_id)

@@ -190,7 +190,7 @@ async def create(
     repository = AppRepository(session)
     developer = await _developer(session, caller, developer_id)
     env = await environment_service.get(session=session, caller=caller, env_id=environment_id)
-    if await repository.name_taken(developer.id, env.id, data.name):
+    if await repository.name_taken_by_developer(developer.id, env.id, data.name):
         raise Conflict(f"an app named '{data.name}' already exists for this developer here")
     ranks = await _ranks(repository, caller.org_id, data.products)
     app_id = uuid.uuid4()
@@ -240,7 +240,8 @@ async def update(
     if data.developer_id is not None:
         developer_id = (await _developer(session, caller, data.developer_id)).id
     name = data.name if data.name is not None else app.name
-    if (name, developer_id) != (app.name, app.developer_id) and await repository.name_taken(
+    renamed = (name, developer_id) != (app.name, app.developer_id)
+    if renamed and await repository.name_taken_by_developer(
         developer_id, app.environment_id, name, except_id=app.id
     ):
         raise Conflict(f"an app named '{name}' already exists for this developer here")

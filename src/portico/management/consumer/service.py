@@ -52,10 +52,7 @@ async def get(*, session: AsyncSession, caller: OrgCaller, consumer_id: uuid.UUI
 
 async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[Consumer]:
     repository = ConsumerRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "username" in query.filters:
-        statement = statement.where(Consumer.username == query.filters["username"])
-    return await repository.page(statement, query)
+    return await repository.page_in_org(caller.org_id, query)
 
 
 async def create(
@@ -63,7 +60,7 @@ async def create(
 ) -> Written:
     repository = ConsumerRepository(session)
     plugins, generated = prepare_plugins(data.plugins, {}, box)
-    if await repository.username_taken(caller.org_id, data.username):
+    if await repository.name_taken(caller.org_id, data.username):
         raise Conflict(f"a consumer named '{data.username}' already exists")
     await check_credentials_free(repository, caller.org_id, plugins, {}, None)
     consumer = Consumer(
@@ -103,7 +100,7 @@ async def update(
     plugins = None
     if data.plugins is not None:
         plugins, generated = prepare_plugins(data.plugins, consumer.plugins or {}, box)
-    if data.username is not None and await repository.username_taken(
+    if data.username is not None and await repository.name_taken(
         caller.org_id, data.username, except_id=consumer.id
     ):
         raise Conflict(f"a consumer named '{data.username}' already exists")

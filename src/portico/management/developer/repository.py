@@ -3,35 +3,31 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import ColumnElement, func, select
 
-from portico.core.db.repository import Repository
+from portico.core.db.repository import OrgScopedRepository
+from portico.core.pagination import ListQuery
 from portico.management.app.models import App
 from portico.management.developer.models import Developer
 from portico.management.environment.models import Environment
 
 
-class DeveloperRepository(Repository[Developer]):
+class DeveloperRepository(OrgScopedRepository[Developer]):
     model = Developer
     sort_columns = {
         "email": Developer.email,
         "lastName": Developer.last_name,
         "createdAt": Developer.created_at,
     }
+    name_column = "email"
 
-    def in_org(self, org_id: uuid.UUID) -> Select[Developer]:
-        return select(Developer).where(Developer.org_id == org_id)
-
-    async def get_in_org(self, org_id: uuid.UUID, developer_id: uuid.UUID) -> Developer | None:
-        return await self.first(self.in_org(org_id).where(Developer.id == developer_id))
-
-    async def email_taken(
-        self, org_id: uuid.UUID, email: str, *, except_id: uuid.UUID | None = None
-    ) -> bool:
-        statement = self.in_org(org_id).where(Developer.email == email)
-        if except_id is not None:
-            statement = statement.where(Developer.id != except_id)
-        return await self.first(statement) is not None
+    def conditions(self, query: ListQuery) -> list[ColumnElement[bool]]:
+        conditions = []
+        if "email" in query.filters:  # stored lower-cased
+            conditions.append(Developer.email == query.filters["email"].strip().lower())
+        if "status" in query.filters:
+            conditions.append(Developer.status == query.filters["status"])
+        return conditions
 
     async def app_counts(self, developer_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
         """Developer id → how many apps they own (0 for none)."""

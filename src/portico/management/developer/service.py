@@ -97,12 +97,7 @@ async def list_(
     *, session: AsyncSession, caller: OrgCaller, query: ListQuery
 ) -> Page[DeveloperView]:
     repository = DeveloperRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "email" in query.filters:  # stored lower-cased
-        statement = statement.where(Developer.email == query.filters["email"].strip().lower())
-    if "status" in query.filters:
-        statement = statement.where(Developer.status == query.filters["status"])
-    page = await repository.page(statement, query)
+    page = await repository.page_in_org(caller.org_id, query)
     counts = await repository.app_counts(d.id for d in page.items)
     items = [view_of(d, counts[d.id]) for d in page.items]
     return Page(items=items, page=page.page, size=page.size, total=page.total)
@@ -202,7 +197,7 @@ def _apps(count: int) -> str:
 async def _check_email_free(
     repository: DeveloperRepository, caller: OrgCaller, email: str, except_id: uuid.UUID | None
 ) -> None:
-    if await repository.email_taken(caller.org_id, email, except_id=except_id):
+    if await repository.name_taken(caller.org_id, email, except_id=except_id):
         raise Conflict(f"a developer with email '{email}' already exists")
 
 

@@ -43,10 +43,7 @@ async def get(*, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID) ->
 
 async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[Environment]:
     repository = EnvironmentRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "name" in query.filters:
-        statement = statement.where(Environment.name == query.filters["name"])
-    return await repository.page(statement, query)
+    return await repository.page_in_org(caller.org_id, query)
 
 
 async def create(

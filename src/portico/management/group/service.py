@@ -40,10 +40,7 @@ async def get(*, session: AsyncSession, caller: OrgCaller, group_id: uuid.UUID) 
 
 async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[Group]:
     repository = GroupRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "name" in query.filters:
-        statement = statement.where(Group.name == query.filters["name"])
-    return await repository.page(statement, query)
+    return await repository.page_in_org(caller.org_id, query)
 
 
 async def create(*, session: AsyncSession, caller: OrgCaller, data: GroupCreate) -> Group:

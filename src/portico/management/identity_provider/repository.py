@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-from sqlalchemy import Integer, Select, select
+from sqlalchemy import ColumnElement, Integer
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from portico.core.db.repository import Repository
+from portico.core.db.repository import OrgScopedRepository
+from portico.core.pagination import ListQuery
 from portico.management.identity_provider.models import IdentityProvider
 
 
@@ -31,31 +31,21 @@ def _jsonb_array_length(element: json_array_length, compiler: SQLCompiler, **kw:
     return f"jsonb_array_length({compiler.process(element.clauses, **kw)})"
 
 
-class IdentityProviderRepository(Repository[IdentityProvider]):
+class IdentityProviderRepository(OrgScopedRepository[IdentityProvider]):
     model = IdentityProvider
     sort_columns = {
         "name": IdentityProvider.name,
         "createdAt": IdentityProvider.created_at,
         "updatedAt": IdentityProvider.updated_at,
     }
+    filter_columns = {"name": IdentityProvider.name}
 
-    def in_org(self, org_id: uuid.UUID) -> Select[IdentityProvider]:
-        return select(IdentityProvider).where(IdentityProvider.org_id == org_id)
-
-    @staticmethod
-    def where_active(statement: Select[IdentityProvider], active: bool) -> Select[IdentityProvider]:
-        """The model's ``active`` rule (at least one mapping) as SQL, so that the filter
-        pages and counts in the database."""
-        count = json_array_length(IdentityProvider.mappings)
-        return statement.where(count > 0 if active else count == 0)
-
-    async def get_in_org(self, org_id: uuid.UUID, idp_id: uuid.UUID) -> IdentityProvider | None:
-        return await self.first(self.in_org(org_id).where(IdentityProvider.id == idp_id))
-
-    async def name_taken(
-        self, org_id: uuid.UUID, name: str, *, except_id: uuid.UUID | None = None
-    ) -> bool:
-        statement = self.in_org(org_id).where(IdentityProvider.name == name)
-        if except_id is not None:
-            statement = statement.where(IdentityProvider.id != except_id)
-        return await self.first(statement) is not None
+    def conditions(self, query: ListQuery) -> list[ColumnElement[bool]]:
+        """Besides the name, ``active``: the model's rule (at least one mapping) as SQL, so
+        that the filter pages and counts in the database."""
+        conditions = super().conditions(query)
+        active = query.boolean("active")
+        if active is not None:
+            count = json_array_length(IdentityProvider.mappings)
+            conditions.append(count > 0 if active else count == 0)
+        return conditions

@@ -42,13 +42,7 @@ async def list_(
     *, session: AsyncSession, caller: OrgCaller, query: ListQuery
 ) -> Page[IdentityProvider]:
     repository = IdentityProviderRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "name" in query.filters:
-        statement = statement.where(IdentityProvider.name == query.filters["name"])
-    active = query.boolean("active")
-    if active is not None:
-        statement = repository.where_active(statement, active)
-    return await repository.page(statement, query)
+    return await repository.page_in_org(caller.org_id, query)
 
 
 async def create(

@@ -5,23 +5,21 @@ from collections.abc import Iterable
 
 from sqlalchemy import Select, delete, func, select
 
-from portico.core.db.repository import Repository
+from portico.core.db.repository import OrgScopedRepository
 from portico.management.api.models import Api
 from portico.management.app.models import App, AppProduct
 from portico.management.environment.models import Environment
 from portico.management.product.models import Product, ProductDeployment
 
 
-class ProductRepository(Repository[Product]):
+class ProductRepository(OrgScopedRepository[Product]):
     model = Product
     sort_columns = {
         "name": Product.name,
         "createdAt": Product.created_at,
         "updatedAt": Product.updated_at,
     }
-
-    def in_org(self, org_id: uuid.UUID) -> Select[Product]:
-        return select(Product).where(Product.org_id == org_id)
+    filter_columns = {"name": Product.name}
 
     def deployed_in(self, env_id: uuid.UUID) -> Select[Product]:
         return select(Product).where(
@@ -31,17 +29,6 @@ class ProductRepository(Repository[Product]):
                 )
             )
         )
-
-    async def get_in_org(self, org_id: uuid.UUID, product_id: uuid.UUID) -> Product | None:
-        return await self.first(self.in_org(org_id).where(Product.id == product_id))
-
-    async def name_taken(
-        self, org_id: uuid.UUID, name: str, *, except_id: uuid.UUID | None = None
-    ) -> bool:
-        statement = self.in_org(org_id).where(Product.name == name)
-        if except_id is not None:
-            statement = statement.where(Product.id != except_id)
-        return await self.first(statement) is not None
 
     async def api_ids_in_org(self, org_id: uuid.UUID, ids: Iterable[uuid.UUID]) -> set[uuid.UUID]:
         """Those of ``ids`` that name an API of the org."""

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import utcnow
@@ -93,7 +92,7 @@ async def get(*, session: AsyncSession, caller: OrgCaller, product_id: uuid.UUID
 
 async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[ProductView]:
     repository = ProductRepository(session)
-    return await _page(repository, repository.in_org(caller.org_id), query)
+    return await _page(repository, await repository.page_in_org(caller.org_id, query))
 
 
 async def list_deployed(
@@ -102,16 +101,13 @@ async def list_deployed(
     """The products deployed in one environment of the org."""
     env = await environment_service.get(session=session, caller=caller, env_id=env_id)
     repository = ProductRepository(session)
-    statement = repository.deployed_in(env.id).where(Product.org_id == caller.org_id)
-    return await _page(repository, statement, query)
+    within = repository.deployed_in(env.id)
+    return await _page(
+        repository, await repository.page_in_org(caller.org_id, query, within=within)
+    )
 
 
-async def _page(
-    repository: ProductRepository, statement: Select[Product], query: ListQuery
-) -> Page[ProductView]:
-    if "name" in query.filters:
-        statement = statement.where(Product.name == query.filters["name"])
-    page = await repository.page(statement, query)
+async def _page(repository: ProductRepository, page: Page[Product]) -> Page[ProductView]:
     environments = await repository.environment_ids(p.id for p in page.items)
     items = [view_of(p, environments[p.id]) for p in page.items]
     return Page(items=items, page=page.page, size=page.size, total=page.total)

@@ -48,13 +48,7 @@ async def get(*, session: AsyncSession, caller: OrgCaller, role_id: uuid.UUID) -
 
 async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[Role]:
     repository = RoleRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "name" in query.filters:
-        statement = statement.where(Role.name == query.filters["name"])
-    predefined = query.boolean("predefined")
-    if predefined is not None:
-        statement = statement.where(Role.predefined.is_(predefined))
-    return await repository.page(statement, query)
+    return await repository.page_in_org(caller.org_id, query)
 
 
 async def create(*, session: AsyncSession, caller: OrgCaller, data: RoleCreate) -> Role:

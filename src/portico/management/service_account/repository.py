@@ -3,31 +3,18 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import lazyload
 
-from portico.core.db.repository import Repository
+from portico.core.db.repository import OrgScopedRepository
 from portico.management.role.models import Role
 from portico.management.service_account.models import ServiceAccount, service_account_roles
 
 
-class ServiceAccountRepository(Repository[ServiceAccount]):
+class ServiceAccountRepository(OrgScopedRepository[ServiceAccount]):
     model = ServiceAccount
     sort_columns = {"name": ServiceAccount.name, "createdAt": ServiceAccount.created_at}
-
-    def in_org(self, org_id: uuid.UUID) -> Select[ServiceAccount]:
-        return select(ServiceAccount).where(ServiceAccount.org_id == org_id)
-
-    async def get_in_org(self, org_id: uuid.UUID, account_id: uuid.UUID) -> ServiceAccount | None:
-        return await self.first(self.in_org(org_id).where(ServiceAccount.id == account_id))
-
-    async def name_taken(
-        self, org_id: uuid.UUID, name: str, *, except_id: uuid.UUID | None = None
-    ) -> bool:
-        statement = self.in_org(org_id).where(ServiceAccount.name == name)
-        if except_id is not None:
-            statement = statement.where(ServiceAccount.id != except_id)
-        return await self.first(statement) is not None
+    filter_columns = {"name": ServiceAccount.name}
 
     async def by_token_hash(self, token_hash: str) -> ServiceAccount | None:
         """(Its roles are not loaded: authenticating needs none of them.)"""

@@ -60,10 +60,7 @@ async def list_(
     *, session: AsyncSession, caller: OrgCaller, query: ListQuery
 ) -> Page[ServiceAccount]:
     repository = ServiceAccountRepository(session)
-    statement = repository.in_org(caller.org_id)
-    if "name" in query.filters:
-        statement = statement.where(ServiceAccount.name == query.filters["name"])
-    return await repository.page(statement, query)
+    return await repository.page_in_org(caller.org_id, query)
 
 
 async def create(

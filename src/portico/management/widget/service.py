@@ -52,7 +52,7 @@ async def get(*, session: AsyncSession, caller: OrgCaller, widget_id: uuid.UUID)
 
 async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -> Page[Widget]:
     repository = WidgetRepository(session)
-    return await repository.page(repository.in_org(caller.org_id), query)
+    return await repository.page_in_org(caller.org_id, query)
 
 
 async def _check(
