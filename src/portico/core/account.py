@@ -9,6 +9,7 @@ account that both surfaces recognise.
 from __future__ import annotations
 
 import enum
+import uuid
 from datetime import datetime
 
 from sqlalchemy import Boolean, Enum, String, Text, func, select
@@ -57,6 +58,11 @@ class User(IdMixin, TimestampMixin, Base):
 def normalise_email(email: str) -> str:
     """Emails compare case-insensitively; the stored form is lower case."""
     return email.strip().lower()
+
+
+async def find_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:
+    user: User | None = await session.get(User, user_id)
+    return user
 
 
 async def find_by_email(session: AsyncSession, email: str) -> User | None:

@@ -20,11 +20,10 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
-from portico.core.account import User
+from portico.core.account import User, find_by_id
 from portico.core.audit import Actor
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
@@ -32,9 +31,8 @@ from portico.core.db.session import SessionDep
 from portico.core.errors import Forbidden, NotFound, PermissionDenied, TokenExpired, Unauthorized
 from portico.core.openapi import raises
 from portico.core.tokens import AccessTokenService, hash_opaque_token, same_digest
-from portico.management.group.models import Group, group_members, group_roles
-from portico.management.org.models import Membership, Organization, membership_roles
-from portico.management.role.models import Role
+from portico.management.group.repository import GroupRepository
+from portico.management.org.repository import OrganizationRepository
 from portico.management.role.permissions import PERMISSIONS
 from portico.management.service_account.repository import ServiceAccountRepository
 
@@ -161,7 +159,7 @@ async def authenticate(request: Request, session: SessionDep) -> Caller:
         user_id = uuid.UUID(str(claims["sub"]))
     except ValueError:
         raise Unauthorized("invalid token") from None
-    user = await session.get(User, user_id)
+    user = await find_by_id(session, user_id)
     if user is None or not user.can_sign_in:
         raise Unauthorized("invalid token")
     state = request.state
@@ -200,39 +198,19 @@ CallerDep = Annotated[Caller, Depends(authenticate)]
 
 
 async def effective_permissions(session: AsyncSession, membership_id: uuid.UUID) -> frozenset[str]:
-    direct = (
-        select(Role.permissions)
-        .join(membership_roles, membership_roles.c.role_id == Role.id)
-        .where(membership_roles.c.membership_id == membership_id)
-    )
-    via_groups = (
-        select(Role.permissions)
-        .join(group_roles, group_roles.c.role_id == Role.id)
-        .join(Group, Group.id == group_roles.c.group_id)
-        .join(group_members, group_members.c.group_id == Group.id)
-        .where(group_members.c.membership_id == membership_id)
-    )
-    granted: set[str] = set()
-    for permissions in await session.scalars(direct.union_all(via_groups)):
-        granted.update(permissions or [])
-    return frozenset(granted)
+    """Direct roles ∪ roles of the membership's groups."""
+    return await GroupRepository(session).permissions_of_membership(membership_id)
 
 
 async def org_caller(caller: Caller, session: AsyncSession, org_id: uuid.UUID) -> OrgCaller:
     if caller.service_account is not None:
         return await _service_account_caller(caller, caller.service_account, session, org_id)
     user = caller.person()
-    # only the id: loading the membership would also load its account and roles
-    membership_id = await session.scalar(
-        select(Membership.id).where(
-            Membership.org_id == org_id,
-            Membership.user_id == user.id,
-            Membership.accepted_at.is_not(None),
-        )
-    )
+    orgs = OrganizationRepository(session)
+    membership_id = await orgs.accepted_membership_id(org_id, user.id)
     if membership_id is None:
         # Platform administrators may act in any organisation with every permission.
-        org = await session.get(Organization, org_id) if user.is_platform_admin else None
+        org = await orgs.get(org_id) if user.is_platform_admin else None
         if org is not None:
             return OrgCaller(
                 **_base(caller),

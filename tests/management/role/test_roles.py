@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import insert, select
 
 from portico.core.db.engine import Database
-from portico.management.group.models import group_roles
-from portico.management.org.models import Membership, membership_roles
+from portico.management.org.models import Membership
+from portico.management.role.models import group_roles, membership_roles
 from portico.management.role.permissions import PERMISSIONS, PREDEFINED_ROLES
 from tests.conftest import Account, Factory, Org
 

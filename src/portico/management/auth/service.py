@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
-from portico.core.account import AccountStatus, User, find_by_email
+from portico.core.account import AccountStatus, User, find_by_email, find_by_id
 from portico.core.audit import Actor
 from portico.core.clock import Clock
 from portico.core.errors import Unauthorized, ValidationFailed
@@ -14,10 +13,10 @@ from portico.core.passwords import hash_password, needs_rehash, verify_password
 from portico.core.refresh import RefreshTokenStore
 from portico.core.tokens import AccessTokenService, hash_opaque_token
 from portico.management.access import effective_permissions
+from portico.management.auth.repository import InvitationRepository
 from portico.management.auth.schemas import MeOrg, MeRead, TokenResponse
-from portico.management.org.models import Membership, Organization
+from portico.management.org.repository import OrganizationRepository
 from portico.management.role.permissions import PERMISSIONS
-from portico.management.user.models import Invitation
 
 INVALID_CREDENTIALS = "invalid email or password"
 
@@ -58,7 +57,7 @@ async def refresh_tokens(
     raw_refresh_token: str,
 ) -> TokenResponse:
     issued = await refresh.rotate(session, raw_refresh_token)
-    user = await session.get(User, issued.subject_id)
+    user = await find_by_id(session, issued.subject_id)
     if user is None or not user.can_sign_in:
         await refresh.revoke_family(session, issued.family_id)
         raise Unauthorized("invalid refresh token")
@@ -80,16 +79,10 @@ async def _issue(
 
 async def me(*, session: AsyncSession, user: User) -> MeRead:
     orgs: list[MeOrg] = []
+    repository = OrganizationRepository(session)
     if user.is_platform_admin:
-        rows = list(await session.scalars(select(Organization).order_by(Organization.name)))
-        memberships = {
-            m.org_id: m
-            for m in await session.scalars(
-                select(Membership).where(
-                    Membership.user_id == user.id, Membership.accepted_at.is_not(None)
-                )
-            )
-        }
+        rows = await repository.all_by_name()
+        memberships = {m.org_id: m for m in await repository.accepted_memberships(user.id)}
         for org in rows:
             membership = memberships.get(org.id)
             roles = sorted(r.name for r in membership.roles) if membership else []
@@ -97,13 +90,7 @@ async def me(*, session: AsyncSession, user: User) -> MeRead:
                 MeOrg(id=org.id, name=org.name, roles=roles, permissions=sorted(PERMISSIONS))
             )
     else:
-        statement = (
-            select(Membership, Organization)
-            .join(Organization, Organization.id == Membership.org_id)
-            .where(Membership.user_id == user.id, Membership.accepted_at.is_not(None))
-            .order_by(Organization.name)
-        )
-        for membership, org in await session.execute(statement):
+        for membership, org in await repository.accepted_memberships_with_orgs(user.id):
             permissions = await effective_permissions(session, membership.id)
             orgs.append(
                 MeOrg(
@@ -143,17 +130,13 @@ async def accept_invitation(
     owner with its current password: the token alone is not enough, because the inviter saw
     it, and must not be able to act in another organisation as the invitee.
     """
-    invitation = await session.scalar(
-        select(Invitation).where(Invitation.token_hash == hash_opaque_token(raw_token))
-    )
+    invitation = await InvitationRepository(session).by_token_hash(hash_opaque_token(raw_token))
     now = clock.now()
     if invitation is None or invitation.accepted_at is not None or invitation.expires_at <= now:
         raise Unauthorized(INVALID_INVITATION)
-    user = await session.get(User, invitation.user_id)
-    membership = await session.scalar(
-        select(Membership).where(
-            Membership.org_id == invitation.org_id, Membership.user_id == invitation.user_id
-        )
+    user = await find_by_id(session, invitation.user_id)
+    membership = await OrganizationRepository(session).membership(
+        invitation.org_id, invitation.user_id
     )
     if user is None or membership is None:
         raise Unauthorized(INVALID_INVITATION)

@@ -9,14 +9,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from portico.core.db.base import Base, IdMixin, TimestampMixin
 from portico.management.org.models import Membership
-from portico.management.role.models import Role
-
-group_roles = Table(
-    "group_roles",
-    Base.metadata,
-    Column("group_id", ForeignKey("groups.id", ondelete="CASCADE"), primary_key=True),
-    Column("role_id", ForeignKey("roles.id", ondelete="CASCADE"), primary_key=True),
-)
+from portico.management.role.models import Role, group_roles
 
 group_members = Table(
     "group_members",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, ForeignKey, String, Table, UniqueConstraint
+from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from portico.core.account import User
 from portico.core.db.base import Base, IdMixin, TimestampMixin
 from portico.core.db.types import UTCDateTime
+from portico.management.role.models import Role, membership_roles
 
 
 class Organization(IdMixin, TimestampMixin, Base):
@@ -18,14 +19,6 @@ class Organization(IdMixin, TimestampMixin, Base):
 
     name: Mapped[str] = mapped_column(String(100), unique=True)
     description: Mapped[str] = mapped_column(String(1000), default="")
-
-
-membership_roles = Table(
-    "membership_roles",
-    Base.metadata,
-    Column("membership_id", ForeignKey("memberships.id", ondelete="CASCADE"), primary_key=True),
-    Column("role_id", ForeignKey("roles.id", ondelete="CASCADE"), primary_key=True),
-)
 
 
 class Membership(IdMixin, TimestampMixin, Base):
@@ -43,6 +36,3 @@ class Membership(IdMixin, TimestampMixin, Base):
     accepted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     user: Mapped[User] = relationship(lazy="joined")
     roles: Mapped[list[Role]] = relationship(secondary=membership_roles, lazy="selectin")
-
-
-from portico.management.role.models import Role  # noqa: E402  (mutual reference)

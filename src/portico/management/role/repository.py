@@ -6,9 +6,7 @@ from sqlalchemy import ColumnElement, func, select
 
 from portico.core.db.repository import OrgScopedRepository
 from portico.core.pagination import ListQuery
-from portico.management.group.models import group_roles
-from portico.management.org.models import membership_roles
-from portico.management.role.models import Role
+from portico.management.role.models import Role, group_roles, membership_roles
 
 
 class RoleRepository(OrgScopedRepository[Role]):
