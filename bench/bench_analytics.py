@@ -44,10 +44,10 @@ from portico.core.db.migrate import upgrade_async
 from portico.gateway.telemetry import Batch, Rollup
 from portico.management.analytics import hour_cache
 from portico.management.analytics import service as analytics_service
-from portico.management.analytics import sketch as sketches
 from portico.management.analytics.repository import Condition
 from portico.management.environment.models import Environment
 from portico.management.telemetry import service as telemetry_service
+from portico.management.telemetry import sketch as sketches
 from portico.management.telemetry.models import (
     TelemetryHourlyRollup,
     TelemetryHourlySketch,

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from portico.gateway.telemetry import SKETCH_MAX_INDEX
-from portico.management.analytics import sketch
-from portico.management.analytics.sketch import NARROW_LIMIT, Accumulator
+from portico.management.telemetry import sketch
+from portico.management.telemetry.sketch import NARROW_LIMIT, Accumulator
 
 bins = st.integers(min_value=0, max_value=SKETCH_MAX_INDEX)
 small_counts = st.integers(min_value=1, max_value=40)

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from portico.core.db.migrate import alembic_config, upgrade_async
 from portico.core.db.types import UTCDateTime
-from portico.management.analytics import sketch
+from portico.management.telemetry import sketch
 
 REVISION = "0012"
 HOUR = datetime(2026, 11, 20, 9, tzinfo=UTC)

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from portico.core.db.engine import Database
 from portico.gateway.telemetry import sketch_index
-from portico.management.analytics import sketch
+from portico.management.telemetry import sketch
 from portico.management.telemetry.models import (
     MEASURES,
     TelemetryHourlyRollup,

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from portico.management.analytics import sketch as sketches
 from portico.management.analytics.repository import (
     AnalyticsRepository,
     Condition,
     Measure,
     Window,
 )
+from portico.management.telemetry import sketch as sketches
 
 MAX_ENTRIES = 2048
 

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.background import BackgroundLoop
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
-from portico.management.analytics import sketch as sketches
+from portico.management.telemetry import sketch as sketches
 from portico.management.telemetry.models import SKETCHES
 from portico.management.telemetry.repository import TelemetryRepository, key_of
 from portico.management.telemetry.service import merge_rows

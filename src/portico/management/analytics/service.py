@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import ValidationFailed
 from portico.management.access import OrgCaller
-from portico.management.analytics import sketch as sketches
 from portico.management.analytics.hour_cache import hourly_merges
 from portico.management.analytics.repository import (
     AnalyticsRepository,
@@ -42,6 +41,7 @@ from portico.management.analytics.schemas import (
     FilterIn,
     MetricsQuery,
 )
+from portico.management.telemetry import sketch as sketches
 
 MEASURES = {
     "response-time": Measure(

@@ -8,7 +8,7 @@ and minutes past their retention are deleted with nothing lost (their hour has t
 
 Counters and sums are additive and min/max merge, so rows from several nodes (or several
 batches of one) merge exactly; so do the percentile sketches (see
-``portico.management.analytics.sketch``): merging adds bin counts. A minute's sketches sit in
+``portico.management.telemetry.sketch``): merging adds bin counts. A minute's sketches sit in
 its row (a few bins each); an hour's are in ``telemetry_sketches_hourly``, one row per key and
 measure, so that a percentile query over a day reads one measure's sketches in key order and
 nothing else (measured in ``bench/bench_analytics.py``: the wide hourly rows, five sketches of

@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import Clock
 from portico.gateway.telemetry import sketch_index
-from portico.management.analytics import sketch as sketches
 from portico.management.environment.models import Environment
+from portico.management.telemetry import sketch as sketches
 from portico.management.telemetry.models import ADDED, EXTREMES, KEY, NAMES, SKETCHES
 from portico.management.telemetry.repository import TelemetryRepository, key_of
 from portico.management.telemetry.schemas import RollupIn, TelemetryBatch
