@@ -22,8 +22,7 @@ from portico.gateway.config import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry import Batch, Sink
 from portico.management.dataplane.notifier import NOTIFIER
-from portico.management.deployment.models import EnvironmentConfig
-from portico.management.environment.models import Environment
+from portico.management.environment.models import Environment, EnvironmentConfig
 from portico.management.telemetry import service as telemetry_service
 from portico.management.telemetry.schemas import TelemetryBatch
 

@@ -6,7 +6,6 @@ from portico.management.api import models as api_models
 from portico.management.app import models as app_models
 from portico.management.consumer import models as consumer_models
 from portico.management.dataplane import models as dataplane_models
-from portico.management.deployment import models as deployment_models
 from portico.management.developer import models as developer_models
 from portico.management.environment import models as environment_models
 from portico.management.group import models as group_models
@@ -34,7 +33,6 @@ __all__ = [
     "audit",
     "consumer_models",
     "dataplane_models",
-    "deployment_models",
     "developer_models",
     "environment_models",
     "group_models",

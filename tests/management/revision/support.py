@@ -14,7 +14,7 @@ import httpx
 from sqlalchemy import delete
 
 from portico.core.db.engine import Database
-from portico.management.deployment.models import Deployment
+from portico.management.environment.models import Deployment
 from tests.conftest import Account, Org
 
 ROUTE: dict[str, Any] = {"uri": "/orders/:id", "methods": ["GET"], "plugins": {}}

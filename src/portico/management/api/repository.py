@@ -9,8 +9,7 @@ from sqlalchemy import exists, func, select, update
 
 from portico.core.db.repository import OrgScopedRepository
 from portico.management.api.models import Api
-from portico.management.deployment.models import Deployment
-from portico.management.environment.models import Environment
+from portico.management.environment.models import Deployment, Environment
 from portico.management.revision.models import Revision
 
 

@@ -24,10 +24,10 @@ from portico.management.consumer import service as consumer_service
 from portico.management.consumer.credentials import SecretBox, public_plugins
 from portico.management.consumer.models import Consumer
 from portico.management.consumer.repository import ConsumerRepository
-from portico.management.deployment.snapshot import publish
 from portico.management.developer.models import Developer
 from portico.management.environment import service as environment_service
 from portico.management.environment.models import Environment
+from portico.management.environment.ports import publish
 
 #: credential plugins whose empty configuration ({}) the app generates
 GENERATED_SECRET_BYTES = 32

@@ -8,7 +8,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import Conflict, NotFound
@@ -23,8 +22,8 @@ from portico.management.consumer.models import Consumer
 from portico.management.consumer.repository import ConsumerRepository
 from portico.management.consumer.schemas import ConsumerCreate, ConsumerRead, ConsumerUpdate
 from portico.management.deployment.compiler import PluginConfigInvalid
-from portico.management.deployment.snapshot import publish
-from portico.management.environment.models import Environment
+from portico.management.environment.ports import publish
+from portico.management.environment.repository import EnvironmentRepository
 
 
 class ConsumerNotFound(NotFound):
@@ -182,8 +181,5 @@ async def check_credentials_free(
 
 async def _publish(session: AsyncSession, caller: OrgCaller, reason: str) -> None:
     # in id order, so that two transactions lock the same environments in the same order
-    environments = await session.scalars(
-        select(Environment).where(Environment.org_id == caller.org_id).order_by(Environment.id)
-    )
-    for env in list(environments):
+    for env in await EnvironmentRepository(session).all_in_org_by_id(caller.org_id):
         await publish(session, env, reason)

@@ -28,10 +28,10 @@ from portico.management.dataplane.schemas import (
     NodeRead,
 )
 from portico.management.dataplane.service import DataplaneTokenNotFound
-from portico.management.deployment.models import EnvironmentConfig
-from portico.management.deployment.snapshot import latest_version, publish
 from portico.management.environment import service as environment_service
-from portico.management.environment.models import Environment
+from portico.management.environment.models import Environment, EnvironmentConfig
+from portico.management.environment.ports import publish
+from portico.management.environment.repository import EnvironmentRepository
 from portico.management.environment.service import EnvironmentNotFound
 
 router = APIRouter(tags=["data plane"])
@@ -146,7 +146,7 @@ async def get_environment_config(
     async with database.session() as session:
         async with session.begin():
             env = await authorize_request(request, session, env_id, bearer)
-            version = await latest_version(session, env.id)
+            version = await EnvironmentRepository(session).latest_version(env.id)
             if version == 0:  # an environment from before snapshots existed: give it its first
                 version = (await publish(session, env, "initial configuration")).version
         run_after_commit(session)
@@ -156,7 +156,7 @@ async def get_environment_config(
     while since is not None and version <= since and (remaining := deadline - loop.time()) > 0:
         await NOTIFIER.wait(env_id, timeout=min(remaining, POLL_INTERVAL))
         async with database.session() as session:
-            version = await latest_version(session, env_id)
+            version = await EnvironmentRepository(session).latest_version(env_id)
     row = await _latest(database, env_id)
     etag = f'"{row.content_hash}"'
     headers = {
@@ -198,7 +198,7 @@ async def list_nodes(
     env = await environment_service.get(
         session=session, caller=caller, env_id=parse_id(envId, EnvironmentNotFound)
     )
-    expected = await latest_version(session, env.id)
+    expected = await EnvironmentRepository(session).latest_version(env.id)
     rows = await dataplane_service.nodes(session=session, env=env)
     return NodeList(
         expected_version=expected,

@@ -14,8 +14,7 @@ from portico.core.errors import NotFound, PermissionDenied, Unauthorized
 from portico.core.tokens import AccessTokenService, hash_opaque_token, new_opaque_token
 from portico.management.access import Caller, OrgCaller, org_caller
 from portico.management.dataplane.models import DataplaneNode, DataplaneToken
-from portico.management.deployment.models import EnvironmentConfig
-from portico.management.environment.models import Environment
+from portico.management.environment.models import Environment, EnvironmentConfig
 
 TOKEN_PREFIX = "pdp_"  # noqa: S105 - tells a data-plane token from a user's JWT at a glance (and in scanners)
 

@@ -23,19 +23,17 @@ from portico.management.access import OrgCaller
 from portico.management.api.models import Api
 from portico.management.deployment import analysis
 from portico.management.deployment.compiler import compile_revision, require_runnable
-from portico.management.deployment.models import Deployment
 from portico.management.deployment.snapshot import (
     EnvironmentState,
     compile_state,
-    latest_version,
     load_state,
-    lock_environment,
     publish,
     source_of,
     upstream_of,
 )
 from portico.management.environment import service as environment_service
-from portico.management.environment.models import Environment
+from portico.management.environment.models import Deployment, Environment
+from portico.management.environment.repository import EnvironmentRepository
 from portico.management.revision.models import Revision
 from portico.management.revision.specs import check_stored_specs
 from portico.management.upstream.models import Upstream
@@ -134,7 +132,7 @@ async def deploy(
     force: bool,
 ) -> Outcome:
     env = await environment_service.get(session=session, caller=caller, env_id=env_id)
-    await lock_environment(session, env.id)  # before reading what is deployed there
+    await EnvironmentRepository(session).lock(env.id)  # before reading what is deployed there
     outcome, _ = await check(
         session=session,
         caller=caller,
@@ -143,7 +141,7 @@ async def deploy(
         env_id=env_id,
         force=force,
     )
-    version = await latest_version(session, env.id) + 1
+    version = await EnvironmentRepository(session).latest_version(env.id) + 1
     deployment = await session.scalar(
         select(Deployment).where(
             Deployment.api_id == outcome.api.id, Deployment.environment_id == env.id
@@ -189,7 +187,7 @@ async def undeploy(
 ) -> int:
     """Take the revision out of the environment; returns the new config version."""
     api, revision, env = await _load(session, caller, api_id, revision_id, env_id)
-    await lock_environment(session, env.id)
+    await EnvironmentRepository(session).lock(env.id)
     deployment = await session.scalar(
         select(Deployment).where(
             Deployment.revision_id == revision.id, Deployment.environment_id == env.id

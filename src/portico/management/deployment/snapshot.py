@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import utcnow
@@ -36,8 +36,9 @@ from portico.management.deployment.compiler import (
     check_attachments,
     compile_revision,
 )
-from portico.management.deployment.models import Deployment, EnvironmentConfig
-from portico.management.environment.models import Environment
+from portico.management.environment import ports as environment_ports
+from portico.management.environment.models import Deployment, Environment, EnvironmentConfig
+from portico.management.environment.repository import EnvironmentRepository
 from portico.management.plugin.models import GlobalPlugin
 from portico.management.product.snapshot import deployed_products
 from portico.management.revision.models import Revision, UpstreamBinding
@@ -178,24 +179,6 @@ def _assemble(
     )
 
 
-async def lock_environment(session: AsyncSession, env_id: uuid.UUID) -> None:
-    """Serialise changes of one environment's config. PostgreSQL: a row lock held until the
-    transaction ends. SQLite: every transaction already holds the write lock (BEGIN IMMEDIATE)."""
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        await session.execute(
-            select(Environment.id).where(Environment.id == env_id).with_for_update()
-        )
-
-
-async def latest_version(session: AsyncSession, env_id: uuid.UUID) -> int:
-    version = await session.scalar(
-        select(func.max(EnvironmentConfig.version)).where(
-            EnvironmentConfig.environment_id == env_id
-        )
-    )
-    return int(version or 0)
-
-
 async def publish(
     session: AsyncSession,
     env: Environment,
@@ -204,8 +187,9 @@ async def publish(
     state: EnvironmentState | None = None,
 ) -> EnvironmentConfig:
     """Store the environment's next snapshot (call after the change is flushed)."""
-    await lock_environment(session, env.id)
-    version = await latest_version(session, env.id) + 1
+    environments = EnvironmentRepository(session)
+    await environments.lock(env.id)
+    version = await environments.latest_version(env.id) + 1
     state = state or await load_state(session, env)
     snapshot = assemble(state, compile_state(state), version)
     row = EnvironmentConfig(
@@ -227,3 +211,6 @@ async def publish(
     env_id = env.id
     after_commit(session, lambda: NOTIFIER.publish(env_id))
     return row
+
+
+environment_ports.publish.provide(publish)

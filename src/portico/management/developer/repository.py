@@ -9,7 +9,6 @@ from portico.core.db.repository import OrgScopedRepository
 from portico.core.pagination import ListQuery
 from portico.management.app.models import App
 from portico.management.developer.models import Developer
-from portico.management.environment.models import Environment
 
 
 class DeveloperRepository(OrgScopedRepository[Developer]):
@@ -56,14 +55,3 @@ class DeveloperRepository(OrgScopedRepository[Developer]):
             select(App.environment_id).where(App.developer_id == developer_id).distinct()
         )
         return set(rows)
-
-    async def environments(self, env_ids: Iterable[uuid.UUID]) -> list[Environment]:
-        """The environments, in id order (the order every publisher locks them in)."""
-        wanted = list(env_ids)
-        if not wanted:
-            return []
-        return list(
-            await self.session.scalars(
-                select(Environment).where(Environment.id.in_(wanted)).order_by(Environment.id)
-            )
-        )

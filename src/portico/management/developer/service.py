@@ -17,10 +17,11 @@ from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
 from portico.management.app.models import App
 from portico.management.app.repository import AppRepository
-from portico.management.deployment.snapshot import publish
 from portico.management.developer.models import Developer
 from portico.management.developer.repository import DeveloperRepository
 from portico.management.developer.schemas import DeveloperCreate, DeveloperRead, DeveloperUpdate
+from portico.management.environment.ports import publish
+from portico.management.environment.repository import EnvironmentRepository
 
 #: the permission a cascading delete needs besides ``developer.manage``
 FORCE_DELETE = "force-delete"
@@ -205,5 +206,5 @@ async def _publish(
     repository: DeveloperRepository, env_ids: Iterable[uuid.UUID], reason: str
 ) -> None:
     # in id order, so that two transactions lock the same environments in the same order
-    for env in await repository.environments(set(env_ids)):
+    for env in await EnvironmentRepository(repository.session).by_ids(set(env_ids)):
         await publish(repository.session, env, reason)

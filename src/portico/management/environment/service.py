@@ -12,9 +12,8 @@ from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
 from portico.management.api.models import Api
-from portico.management.deployment.models import Deployment
-from portico.management.deployment.snapshot import latest_version, publish
-from portico.management.environment.models import Environment, GatewayHost
+from portico.management.environment.models import Deployment, Environment, GatewayHost
+from portico.management.environment.ports import publish
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.environment.schemas import (
     DeployedApiRead,
@@ -137,4 +136,4 @@ async def deployed(*, session: AsyncSession, env: Environment) -> tuple[list[Dep
         )
         for d, name, number in rows
     ]
-    return items, await latest_version(session, env.id)
+    return items, await EnvironmentRepository(session).latest_version(env.id)

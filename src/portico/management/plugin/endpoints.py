@@ -10,9 +10,9 @@ from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.gateway.plugins.base import Category
 from portico.gateway.plugins.registry import PLUGINS
 from portico.management.access import OrgCaller, parse_id, require
-from portico.management.deployment.snapshot import latest_version
 from portico.management.environment import service as environment_service
 from portico.management.environment.models import Environment
+from portico.management.environment.repository import EnvironmentRepository
 from portico.management.environment.service import EnvironmentNotFound
 from portico.management.plugin import service as plugin_service
 from portico.management.plugin.schemas import (
@@ -86,7 +86,7 @@ async def list_global_plugins(
     rows = await plugin_service.list_global(session=session, env=env)
     return GlobalPluginList(
         items=[plugin_service.read_global(r) for r in rows],
-        config_version=await latest_version(session, env.id),
+        config_version=await EnvironmentRepository(session).latest_version(env.id),
     )
 
 

@@ -21,8 +21,8 @@ from portico.gateway.plugins.registry import (
 )
 from portico.management.access import OrgCaller
 from portico.management.deployment.compiler import PluginConfigInvalid
-from portico.management.deployment.snapshot import publish
 from portico.management.environment.models import Environment
+from portico.management.environment.ports import publish
 from portico.management.plugin.models import GlobalPlugin
 from portico.management.plugin.schemas import GlobalPluginRead, PluginSchemaRead
 

@@ -8,7 +8,6 @@ from sqlalchemy import Select, delete, func, select
 from portico.core.db.repository import OrgScopedRepository
 from portico.management.api.models import Api
 from portico.management.app.models import App, AppProduct
-from portico.management.environment.models import Environment
 from portico.management.product.models import Product, ProductDeployment
 
 
@@ -99,14 +98,3 @@ class ProductRepository(OrgScopedRepository[Product]):
 
     async def remove_subscriptions(self, product_id: uuid.UUID) -> None:
         await self.session.execute(delete(AppProduct).where(AppProduct.product_id == product_id))
-
-    async def environments(self, env_ids: Iterable[uuid.UUID]) -> list[Environment]:
-        """The environments, in id order (the order every publisher locks them in)."""
-        wanted = list(env_ids)
-        if not wanted:
-            return []
-        return list(
-            await self.session.scalars(
-                select(Environment).where(Environment.id.in_(wanted)).order_by(Environment.id)
-            )
-        )

@@ -17,9 +17,9 @@ from portico.core.clock import utcnow
 from portico.core.errors import Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
-from portico.management.deployment.snapshot import lock_environment, publish
 from portico.management.environment import service as environment_service
-from portico.management.environment.models import Environment
+from portico.management.environment.ports import publish
+from portico.management.environment.repository import EnvironmentRepository
 from portico.management.product.models import Product, ProductDeployment
 from portico.management.product.repository import ProductRepository
 from portico.management.product.schemas import (
@@ -205,7 +205,7 @@ async def deploy(
     repository = ProductRepository(session)
     product = await _get(repository, caller, product_id)
     # two concurrent deploys of one product: the second waits, then finds the first's row
-    await lock_environment(session, env.id)
+    await EnvironmentRepository(session).lock(env.id)
     existing = await repository.deployment(product.id, env.id)
     if existing is not None:
         return existing
@@ -230,7 +230,7 @@ async def undeploy(
     env = await environment_service.get(session=session, caller=caller, env_id=env_id)
     repository = ProductRepository(session)
     product = await _get(repository, caller, product_id)
-    await lock_environment(session, env.id)
+    await EnvironmentRepository(session).lock(env.id)
     deployment = await repository.deployment(product.id, env.id)
     if deployment is None:
         raise ProductNotDeployed()
@@ -275,6 +275,6 @@ async def _publish(
     repository: ProductRepository, env_ids: Iterable[uuid.UUID], reason: str
 ) -> None:
     # in id order, so that two transactions lock the same environments in the same order
-    environments: list[Environment] = await repository.environments(set(env_ids))
+    environments = await EnvironmentRepository(repository.session).by_ids(set(env_ids))
     for env in environments:
         await publish(repository.session, env, reason)

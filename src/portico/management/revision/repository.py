@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from sqlalchemy import Select, exists, select
 
 from portico.core.db.repository import Repository
-from portico.management.deployment.models import Deployment
-from portico.management.environment.models import Environment
+from portico.management.environment.models import Deployment, Environment
 from portico.management.revision.models import Revision
 from portico.management.upstream.models import Upstream
 

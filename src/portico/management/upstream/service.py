@@ -17,10 +17,9 @@ from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
 from portico.management.api.models import Api
-from portico.management.deployment.models import Deployment
-from portico.management.deployment.snapshot import publish
 from portico.management.environment import service as environment_service
-from portico.management.environment.models import Environment
+from portico.management.environment.models import Deployment, Environment
+from portico.management.environment.ports import publish
 from portico.management.revision.models import Revision, UpstreamBinding
 from portico.management.upstream.models import Upstream
 from portico.management.upstream.repository import UpstreamRepository
