@@ -6,7 +6,7 @@ from fastapi import FastAPI
 
 from portico.management.analytics.endpoints import router as analytics_router
 from portico.management.api.endpoints import router as api_router
-from portico.management.api.import_endpoints import router as api_import_router
+from portico.management.api_import.endpoints import router as api_import_router
 from portico.management.app.endpoints import router as app_router
 from portico.management.audit_log.endpoints import router as audit_log_router
 from portico.management.auth.endpoints import router as auth_router

@@ -8,8 +8,11 @@ from pydantic import AfterValidator, Field
 
 from portico.core.schema import ReadSchema, ResourceName, WriteSchema, plain_text
 from portico.management.api.models import Api
-from portico.management.api.repository import DeploymentRow
-from portico.management.revision.specs import DESC_MAX_LENGTH
+from portico.management.api.ports import DeploymentRow
+
+#: an API's ``desc``, and a revision's service's and routes' (``revision/specs.py``)
+DESC_MAX_LENGTH = 256
+DESC_TOO_LONG = "desc: must be at most 256 characters long"
 
 # The length is checked by the service, to answer in the seed's words
 # ("desc: must be at most 256 characters long"), which a schema error cannot say.

@@ -16,10 +16,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.errors import Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
+from portico.management.api import ports
 from portico.management.api.models import Api
-from portico.management.api.repository import ApiRepository, DeploymentRow
-from portico.management.api.schemas import ApiCreate, ApiRead, ApiUpdate
-from portico.management.revision.specs import DESC_MAX_LENGTH, DESC_TOO_LONG
+from portico.management.api.ports import DeploymentRow
+from portico.management.api.repository import ApiRepository
+from portico.management.api.schemas import (
+    DESC_MAX_LENGTH,
+    DESC_TOO_LONG,
+    ApiCreate,
+    ApiRead,
+    ApiUpdate,
+)
 
 
 class ApiNotFound(NotFound):
@@ -57,8 +64,8 @@ async def list_(*, session: AsyncSession, caller: OrgCaller, query: ListQuery) -
     repository = ApiRepository(session)
     page = await repository.page_in_org(caller.org_id, query)
     ids = [api.id for api in page.items]
-    counts = await repository.revision_counts(ids)
-    deployments = await repository.deployments(ids)
+    counts = await ports.revision_counts(session, ids)
+    deployments = await ports.deployments(session, ids)
     return Page(
         items=[ApiView(api, counts[api.id], deployments[api.id]) for api in page.items],
         page=page.page,
@@ -127,9 +134,8 @@ async def delete(*, session: AsyncSession, caller: OrgCaller, api_id: uuid.UUID)
 
 
 async def _view(session: AsyncSession, api: Api) -> ApiView:
-    repository = ApiRepository(session)
-    counts = await repository.revision_counts([api.id])
-    deployments = await repository.deployments([api.id])
+    counts = await ports.revision_counts(session, [api.id])
+    deployments = await ports.deployments(session, [api.id])
     return ApiView(api, counts[api.id], deployments[api.id])
 
 

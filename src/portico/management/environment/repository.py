@@ -3,10 +3,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
 
 from portico.core.db.repository import OrgScopedRepository
-from portico.management.environment.models import Environment, EnvironmentConfig, GatewayHost
+from portico.management.environment.models import (
+    Deployment,
+    Environment,
+    EnvironmentConfig,
+    GatewayHost,
+)
 
 
 class EnvironmentRepository(OrgScopedRepository[Environment]):
@@ -28,6 +33,11 @@ class EnvironmentRepository(OrgScopedRepository[Environment]):
         if except_env is not None:
             statement = statement.where(GatewayHost.environment_id != except_env)
         return sorted(await self.session.scalars(statement))
+
+    async def has_deployments(self, env_id: uuid.UUID) -> bool:
+        return bool(
+            await self.session.scalar(select(exists().where(Deployment.environment_id == env_id)))
+        )
 
     async def lock(self, env_id: uuid.UUID) -> None:
         """Serialise changes of one environment's config. PostgreSQL: a row lock held until

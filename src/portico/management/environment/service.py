@@ -5,15 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
-from portico.management.api.models import Api
-from portico.management.environment.models import Deployment, Environment, GatewayHost
-from portico.management.environment.ports import publish
+from portico.management.environment import ports
+from portico.management.environment.models import Environment, GatewayHost
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.environment.schemas import (
     DeployedApiRead,
@@ -21,8 +19,6 @@ from portico.management.environment.schemas import (
     EnvironmentRead,
     EnvironmentUpdate,
 )
-from portico.management.revision.models import Revision
-from portico.management.upstream.models import Upstream
 
 
 class EnvironmentNotFound(NotFound):
@@ -59,7 +55,7 @@ async def create(
     )
     await repository.add(env)
     # a gateway pointed at a new environment gets a (still empty) configuration at once
-    await publish(session, env, "environment created")
+    await ports.publish(session, env, "environment created")
     await caller.audit(session, "environment.create", env.id, after=snapshot(env))
     return env
 
@@ -83,19 +79,20 @@ async def update(
     await session.flush()
     await session.refresh(env)
     if hosts_changed or data.name is not None:  # both are part of the gateway's config
-        await publish(session, env, "environment changed")
+        await ports.publish(session, env, "environment changed")
     await caller.audit(session, "environment.update", env.id, before=before, after=snapshot(env))
     return env
 
 
 async def delete(*, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID) -> None:
     env = await get(session=session, caller=caller, env_id=env_id)
-    if await session.scalar(select(exists().where(Deployment.environment_id == env.id))):
+    repository = EnvironmentRepository(session)
+    if await repository.has_deployments(env.id):
         raise Conflict(f"environment '{env.name}' has deployed APIs; undeploy them first")
-    if await session.scalar(select(exists().where(Upstream.environment_id == env.id))):
+    if await ports.has_upstreams(session, env.id):
         raise Conflict(f"environment '{env.name}' still has upstreams; delete them first")
     before = snapshot(env)
-    await EnvironmentRepository(session).delete(env)
+    await repository.delete(env)
     await caller.audit(session, "environment.delete", env_id, before=before)
 
 
@@ -118,22 +115,5 @@ def _hosts(hosts: list[str]) -> list[GatewayHost]:
 
 
 async def deployed(*, session: AsyncSession, env: Environment) -> tuple[list[DeployedApiRead], int]:
-    rows = await session.execute(
-        select(Deployment, Api.name, Revision.number)
-        .join(Api, Api.id == Deployment.api_id)
-        .join(Revision, Revision.id == Deployment.revision_id)
-        .where(Deployment.environment_id == env.id)
-        .order_by(Api.name)
-    )
-    items = [
-        DeployedApiRead(
-            api_id=d.api_id,
-            api_name=name,
-            revision_id=d.revision_id,
-            revision_number=number,
-            deployed_at=d.deployed_at,
-            config_version=d.config_version,
-        )
-        for d, name, number in rows
-    ]
+    items = [DeployedApiRead(**row._asdict()) for row in await ports.deployed_apis(session, env.id)]
     return items, await EnvironmentRepository(session).latest_version(env.id)

@@ -35,6 +35,7 @@ from typing_extensions import Required, TypedDict  # noqa: UP035 - pydantic need
 
 from portico.core.errors import ValidationFailed
 from portico.core.validation import translate
+from portico.management.api.schemas import DESC_MAX_LENGTH, DESC_TOO_LONG
 
 __all__ = [
     "DESC_MAX_LENGTH",
@@ -48,8 +49,6 @@ __all__ = [
     "parse_service_spec",
 ]
 
-DESC_MAX_LENGTH = 256
-DESC_TOO_LONG = "desc: must be at most 256 characters long"
 MAX_ROUTES = 10_000
 MAX_ERRORS = 100  # a route spec of 10 000 broken routes does not need 10 000 messages
 MAX_HOSTS = 50

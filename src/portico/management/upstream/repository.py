@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, exists, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.db.repository import Repository
+from portico.management.environment import ports as environment_ports
 from portico.management.upstream.models import Upstream
 
 
@@ -46,3 +48,13 @@ class UpstreamRepository(Repository[Upstream]):
         if except_id is not None:
             statement = statement.where(Upstream.id != except_id)
         return await self.first(statement) is not None
+
+    async def any_in_environment(self, env_id: uuid.UUID) -> bool:
+        return bool(
+            await self.session.scalar(select(exists().where(Upstream.environment_id == env_id)))
+        )
+
+
+@environment_ports.has_upstreams.provide
+async def _has_upstreams(session: AsyncSession, env_id: uuid.UUID) -> bool:
+    return await UpstreamRepository(session).any_in_environment(env_id)

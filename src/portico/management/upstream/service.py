@@ -10,17 +10,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
-from portico.management.api.models import Api
 from portico.management.environment import service as environment_service
-from portico.management.environment.models import Deployment, Environment
+from portico.management.environment.models import Environment
 from portico.management.environment.ports import publish
-from portico.management.revision.models import Revision, UpstreamBinding
+from portico.management.upstream import ports
 from portico.management.upstream.models import Upstream
 from portico.management.upstream.repository import UpstreamRepository
 from portico.management.upstream.schemas import (
@@ -145,16 +143,4 @@ async def _check_unique(
 
 async def _deployed_users(session: AsyncSession, upstream: Upstream) -> list[str]:
     """'<API> revision <n>' for every deployed revision whose routes target ``upstream``."""
-    rows = await session.execute(
-        select(Api.name, Revision.number)
-        .join(Revision, Revision.api_id == Api.id)
-        .join(UpstreamBinding, UpstreamBinding.revision_id == Revision.id)
-        .join(
-            Deployment,
-            (Deployment.revision_id == Revision.id)
-            & (Deployment.environment_id == UpstreamBinding.environment_id),
-        )
-        .where(UpstreamBinding.upstream_id == upstream.id)
-        .order_by(Api.name, Revision.number)
-    )
-    return [f"{name} revision {number}" for name, number in rows]
+    return await ports.deployed_users(session, upstream.id)
