@@ -21,9 +21,9 @@ from portico.management.consumer.credentials import SecretBox
 from portico.management.consumer.models import Consumer
 from portico.management.consumer.repository import ConsumerRepository
 from portico.management.consumer.schemas import ConsumerCreate, ConsumerRead, ConsumerUpdate
-from portico.management.deployment.compiler import PluginConfigInvalid
 from portico.management.environment.ports import publish
 from portico.management.environment.repository import EnvironmentRepository
+from portico.management.plugin.attachments import PluginConfigInvalid
 
 
 class ConsumerNotFound(NotFound):

@@ -23,7 +23,7 @@ from portico.management.app.repository import AppRepository
 from portico.management.consumer.credentials import gateway_credential
 from portico.management.consumer.models import Consumer
 from portico.management.consumer.repository import ConsumerRepository
-from portico.management.deployment.compiler import check_attachments
+from portico.management.plugin.attachments import check_attachments
 
 
 def _is_credential(name: str) -> bool:

@@ -22,7 +22,7 @@ from portico.gateway.snapshot import SnapshotRoute
 from portico.management.access import OrgCaller
 from portico.management.api.models import Api
 from portico.management.deployment import analysis
-from portico.management.deployment.compiler import compile_revision, require_runnable
+from portico.management.deployment.compiler import compile_revision
 from portico.management.deployment.snapshot import (
     EnvironmentState,
     compile_state,
@@ -34,6 +34,7 @@ from portico.management.deployment.snapshot import (
 from portico.management.environment import service as environment_service
 from portico.management.environment.models import Deployment, Environment
 from portico.management.environment.repository import EnvironmentRepository
+from portico.management.plugin.attachments import require_runnable
 from portico.management.revision.models import Revision
 from portico.management.revision.specs import check_stored_specs
 from portico.management.upstream.models import Upstream

@@ -31,14 +31,11 @@ from portico.gateway.snapshot import (
 from portico.management.api.models import Api
 from portico.management.consumer.snapshot import snapshot_consumers
 from portico.management.dataplane.notifier import NOTIFIER
-from portico.management.deployment.compiler import (
-    RevisionSource,
-    check_attachments,
-    compile_revision,
-)
+from portico.management.deployment.compiler import RevisionSource, compile_revision
 from portico.management.environment import ports as environment_ports
 from portico.management.environment.models import Deployment, Environment, EnvironmentConfig
 from portico.management.environment.repository import EnvironmentRepository
+from portico.management.plugin.attachments import check_attachments
 from portico.management.plugin.models import GlobalPlugin
 from portico.management.product.snapshot import deployed_products
 from portico.management.revision.models import Revision, UpstreamBinding

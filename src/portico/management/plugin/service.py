@@ -20,9 +20,9 @@ from portico.gateway.plugins.registry import (
     runs,
 )
 from portico.management.access import OrgCaller
-from portico.management.deployment.compiler import PluginConfigInvalid
 from portico.management.environment.models import Environment
 from portico.management.environment.ports import publish
+from portico.management.plugin.attachments import PluginConfigInvalid
 from portico.management.plugin.models import GlobalPlugin
 from portico.management.plugin.schemas import GlobalPluginRead, PluginSchemaRead
 

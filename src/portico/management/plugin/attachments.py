@@ -1,0 +1,104 @@
+"""Plugin attachments: a scope's ``plugins`` map checked through the runtime's own check
+(``registry.check_plugin``) into the attachments a snapshot carries, and the refusal of a
+plugin the gateway cannot run. Every scope uses them: global plugins, consumers, a
+revision's service and routes when deployed (``deployment.compiler``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from portico.core.errors import BadRequest, ValidationFailed
+from portico.core.validation import json_pointer
+from portico.gateway.plugins.registry import (
+    PluginCheckError,
+    check_plugin,
+    check_runnable,
+    effective_order,
+)
+from portico.gateway.snapshot import PluginAttachment, Scope, SnapshotConsumer, SnapshotRoute
+
+
+class PluginConfigInvalid(BadRequest):
+    kind = "plugin-configuration"
+    title = "Plugin Configuration Invalid"
+    description = (
+        "A plugin attached to what is being deployed has a configuration its plugin refuses "
+        "(checked at deploy time, against the plugin's schema and rules), or is a plugin the "
+        "gateway cannot run yet (`plugin X cannot act on traffic yet`: `runs` is false in "
+        "/plugin-schemas). `detail` names the plugin and the reason; fix the configuration, "
+        "or remove the plugin, and deploy again."
+    )
+
+
+def effective_plugins(*scopes: Sequence[PluginAttachment]) -> list[PluginAttachment]:
+    """Wider scopes first; a narrower attachment of a plugin REPLACES the wider one (no merge,
+    as the seed says). Ordered by effective order, then name, so the chain is deterministic."""
+    chosen: dict[str, PluginAttachment] = {}
+    for scope in scopes:
+        for attachment in scope:
+            chosen[attachment.name] = attachment
+    return sorted(chosen.values(), key=lambda a: (a.order, a.name))
+
+
+def require_runnable(
+    global_plugins: Sequence[PluginAttachment],
+    routes: Sequence[SnapshotRoute],
+    consumers: Sequence[SnapshotConsumer],
+) -> None:
+    """Every plugin that would act on the traffic of ``routes`` (compiled from one revision:
+    route ``i`` from ``routeSpec[i]``), at every scope, is one the gateway runs
+    (``check_runnable``); otherwise a deploy would put routes in service that answer 503 (or
+    a consumer's plugin that nothing enforces). Consumers' credentials are data that the
+    route's authentication plugin reads, not plugins of their own."""
+    for attachment in global_plugins:
+        _runnable(attachment.name, "/globalPlugins", "global scope")
+    for index, route in enumerate(routes):
+        for attachment in route.plugins:
+            if attachment.scope == "service":
+                _runnable(attachment.name, "/serviceSpec", "service scope")
+            elif attachment.scope == "route":
+                _runnable(attachment.name, f"/routeSpec/{index}", f"route {route.name}")
+    for index, consumer in enumerate(consumers):
+        for attachment in consumer.plugins:
+            _runnable(attachment.name, f"/consumers/{index}", f"consumer {consumer.username}")
+
+
+def _runnable(name: str, pointer: str, where: str) -> None:
+    try:
+        check_runnable(name)
+    except PluginCheckError as error:
+        raise PluginConfigInvalid(
+            error.message,
+            errors=[
+                {
+                    "pointer": f"{pointer}/plugins{json_pointer([name])}",
+                    "detail": f"{error.reason} ({where})",
+                }
+            ],
+        ) from None
+
+
+def check_attachments(plugins: Any, scope: Scope, pointer: str) -> list[PluginAttachment]:
+    """Validate a ``plugins`` map of one scope through the runtime's check."""
+    if not isinstance(plugins, Mapping):
+        raise ValidationFailed.at(f"{pointer}/plugins", f"{pointer}/plugins: object expected")
+    out: list[PluginAttachment] = []
+    for name, raw in plugins.items():
+        try:
+            spec, config = check_plugin(str(name), raw)
+        except PluginCheckError as error:
+            where = f"{pointer}/plugins{json_pointer([str(name)])}{error.pointer}"
+            raise PluginConfigInvalid(
+                error.message, errors=[{"pointer": where, "detail": error.reason}]
+            ) from None
+        out.append(
+            PluginAttachment(
+                name=spec.name,
+                scope=scope,
+                order=effective_order(spec, config),
+                config=config.model_dump(mode="json", by_alias=True, exclude={"meta"}),
+            )
+        )
+    return out
