@@ -14,9 +14,9 @@ from sqlalchemy import select
 
 from portico.core.db.engine import Database
 from portico.core.logging import REDACTED
+from portico.management.app.snapshot import snapshot_consumers
 from portico.management.consumer.credentials import MASK, SecretBox, verify_password_hash
 from portico.management.consumer.models import Consumer
-from portico.management.consumer.snapshot import snapshot_consumers
 from tests.conftest import TEST_SECRET, Account, Factory, Org
 
 JWT_SECRET = "jwt-hmac-secret-of-at-least-32-bytes!"

@@ -15,8 +15,7 @@ from portico.core.pagination import ListQuery, Page
 from portico.core.validation import json_pointer
 from portico.gateway.plugins.registry import PluginCheckError
 from portico.management.access import OrgCaller
-from portico.management.app.repository import AppRepository
-from portico.management.consumer import credentials
+from portico.management.consumer import credentials, ports
 from portico.management.consumer.credentials import SecretBox
 from portico.management.consumer.models import Consumer
 from portico.management.consumer.repository import ConsumerRepository
@@ -78,7 +77,7 @@ async def create(
 async def _not_owned(session: AsyncSession, consumer: Consumer) -> None:
     """An app's consumer changes with its app (whose environment, status and products its
     snapshot entry depends on), never on its own."""
-    app = await AppRepository(session).owner_of_consumer(consumer.id)
+    app = await ports.owning_app(session, consumer.id)
     if app is not None:
         raise Conflict(f"consumer belongs to app '{app.name}'; change it through /apps/{app.id}")
 

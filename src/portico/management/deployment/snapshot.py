@@ -29,7 +29,7 @@ from portico.gateway.snapshot import (
     content_hash,
 )
 from portico.management.api.models import Api
-from portico.management.consumer.snapshot import snapshot_consumers
+from portico.management.app.snapshot import snapshot_consumers
 from portico.management.dataplane.notifier import NOTIFIER
 from portico.management.deployment.compiler import RevisionSource, compile_revision
 from portico.management.environment import ports as environment_ports

@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.errors import Conflict, NotFound, PermissionDenied
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
-from portico.management.app.models import App
-from portico.management.app.repository import AppRepository
+from portico.management.developer import ports
 from portico.management.developer.models import Developer
+from portico.management.developer.ports import OwnedApp
 from portico.management.developer.repository import DeveloperRepository
 from portico.management.developer.schemas import DeveloperCreate, DeveloperRead, DeveloperUpdate
 from portico.management.environment.ports import publish
@@ -64,7 +64,7 @@ def snapshot(view: DeveloperView) -> dict[str, Any]:
     return DeveloperRead.model_validate(view).model_dump(mode="json")
 
 
-def app_snapshot(app: App) -> dict[str, Any]:
+def app_snapshot(app: OwnedApp) -> dict[str, Any]:
     return {
         "id": str(app.id),
         "name": app.name,
@@ -83,7 +83,7 @@ async def _get(
 
 
 async def _view(repository: DeveloperRepository, developer: Developer) -> DeveloperView:
-    counts = await repository.app_counts([developer.id])
+    counts = await ports.app_counts(repository.session, [developer.id])
     return view_of(developer, counts[developer.id])
 
 
@@ -99,7 +99,7 @@ async def list_(
 ) -> Page[DeveloperView]:
     repository = DeveloperRepository(session)
     page = await repository.page_in_org(caller.org_id, query)
-    counts = await repository.app_counts(d.id for d in page.items)
+    counts = await ports.app_counts(session, (d.id for d in page.items))
     items = [view_of(d, counts[d.id]) for d in page.items]
     return Page(items=items, page=page.page, size=page.size, total=page.total)
 
@@ -145,7 +145,7 @@ async def update(
     if before.app_count and (after.email, after.status) != (before.email, before.status):
         await _publish(
             repository,
-            await repository.app_environment_ids(developer.id),
+            await ports.app_environment_ids(session, developer.id),
             f"developer {developer.email} changed",
         )
     await caller.audit(
@@ -170,10 +170,9 @@ async def delete(
             f"developer has {_apps(before.app_count)}; delete or reassign them first, "
             "or delete with ?cascade=true"
         )
-    apps_owned = await repository.apps(developer.id) if before.app_count else []
+    apps_owned = await ports.delete_apps(session, developer.id) if before.app_count else []
     app_befores = [(app.id, app_snapshot(app)) for app in apps_owned]
     env_ids = {app.environment_id for app in apps_owned}
-    await AppRepository(session).delete_with_consumers(apps_owned)
     await repository.delete(developer)
     await _publish(
         repository,

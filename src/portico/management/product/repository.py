@@ -3,11 +3,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import Select, delete, select
 
 from portico.core.db.repository import OrgScopedRepository
 from portico.management.api.models import Api
-from portico.management.app.models import App, AppProduct
 from portico.management.product.models import Product, ProductDeployment
 
 
@@ -76,25 +75,3 @@ class ProductRepository(OrgScopedRepository[Product]):
         await self.session.execute(
             delete(ProductDeployment).where(ProductDeployment.product_id == product_id)
         )
-
-    async def subscriber_count(self, product_id: uuid.UUID) -> int:
-        """How many apps subscribe to the product."""
-        count = await self.session.scalar(
-            select(func.count(func.distinct(AppProduct.app_id))).where(
-                AppProduct.product_id == product_id
-            )
-        )
-        return int(count or 0)
-
-    async def subscriber_environment_ids(self, product_id: uuid.UUID) -> set[uuid.UUID]:
-        """The environments of the apps that subscribe to the product."""
-        rows = await self.session.scalars(
-            select(App.environment_id)
-            .join(AppProduct, AppProduct.app_id == App.id)
-            .where(AppProduct.product_id == product_id)
-            .distinct()
-        )
-        return set(rows)
-
-    async def remove_subscriptions(self, product_id: uuid.UUID) -> None:
-        await self.session.execute(delete(AppProduct).where(AppProduct.product_id == product_id))

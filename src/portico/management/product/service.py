@@ -20,6 +20,7 @@ from portico.management.access import OrgCaller
 from portico.management.environment import service as environment_service
 from portico.management.environment.ports import publish
 from portico.management.environment.repository import EnvironmentRepository
+from portico.management.product import ports
 from portico.management.product.models import Product, ProductDeployment
 from portico.management.product.repository import ProductRepository
 from portico.management.product.schemas import (
@@ -177,14 +178,14 @@ async def delete(
     with it, and the environments of those apps are published too."""
     repository = ProductRepository(session)
     product = await _get(repository, caller, product_id)
-    subscribers = await repository.subscriber_count(product.id)
+    subscribers = await ports.subscriber_count(session, product.id)
     if subscribers and not force:
         raise Conflict(f"product is used by {_apps(subscribers)}")
     before = await _view(repository, product)
     affected = set(before.environments)
     if subscribers:
-        affected |= await repository.subscriber_environment_ids(product.id)
-        await repository.remove_subscriptions(product.id)
+        affected |= await ports.subscriber_environment_ids(session, product.id)
+        await ports.remove_subscriptions(session, product.id)
     await repository.remove_deployments(product.id)
     await repository.delete(product)
     await _publish(repository, affected, f"product {before.name} deleted")

@@ -1,5 +1,5 @@
 """The products deployed in an environment, as its snapshot carries them (kept apart from
-the service for the same reason as ``consumer.snapshot``)."""
+the service: the snapshot builder, ``deployment.snapshot``, needs only this of products)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The consumers an environment's gateways authenticate, as its snapshot carries them.
-
-Kept apart from the service: ``deployment.snapshot`` imports this module to build snapshots,
-and the service imports ``deployment.snapshot`` to publish them.
+"""The consumers an environment's gateways authenticate, as its snapshot carries them, with
+the apps that own some of them (``deployment.snapshot`` builds snapshots with it). Here, in the
+app package, because it reads both consumers and the apps above them.
 
 A consumer of the organisation is valid in every environment, except one an app owns: that
 one is valid only in its app's environment, and only while the app and its developer are
