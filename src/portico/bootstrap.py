@@ -11,8 +11,6 @@ import secrets
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from portico.core.account import AccountStatus, User, find_by_email, normalise_email
 from portico.core.audit import Actor
 from portico.core.clock import utcnow
@@ -21,12 +19,13 @@ from portico.core.passwords import hash_password
 from portico.core.settings import Settings
 from portico.management.deployment.snapshot import publish
 from portico.management.environment.models import Environment, GatewayHost
+from portico.management.environment.repository import EnvironmentRepository
 from portico.management.org import service as org_service
 from portico.management.org.models import Membership
 from portico.management.org.repository import OrganizationRepository
 from portico.management.org.schemas import OrganizationCreate
-from portico.management.role.models import Role
 from portico.management.role.permissions import ADMINISTRATOR_ROLE
+from portico.management.role.repository import RoleRepository
 
 DEFAULT_ENVIRONMENT = "test"
 DEFAULT_GATEWAY_HOST = "test.gateway.localhost"
@@ -74,9 +73,7 @@ async def bootstrap(settings: Settings, database: Database) -> BootstrapResult:
                 owner=admin,
             )
         elif await repository.membership(org.id, admin.id) is None:
-            role = await session.scalar(
-                select(Role).where(Role.org_id == org.id, Role.name == ADMINISTRATOR_ROLE)
-            )
+            role = await RoleRepository(session).by_name(org.id, ADMINISTRATOR_ROLE)
             session.add(
                 Membership(
                     id=uuid.uuid4(),
@@ -87,13 +84,10 @@ async def bootstrap(settings: Settings, database: Database) -> BootstrapResult:
                 )
             )
 
-        env = await session.scalar(
-            select(Environment).where(
-                Environment.org_id == org.id, Environment.name == DEFAULT_ENVIRONMENT
-            )
-        )
+        environments = EnvironmentRepository(session)
+        env = await environments.by_name(org.id, DEFAULT_ENVIRONMENT)
         if env is None:
-            host_free = await session.get(GatewayHost, DEFAULT_GATEWAY_HOST) is None
+            host_free = await environments.host_free(DEFAULT_GATEWAY_HOST)
             env = Environment(
                 id=uuid.uuid4(),
                 org_id=org.id,

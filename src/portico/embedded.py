@@ -14,15 +14,13 @@ import contextlib
 import logging
 import uuid
 
-from sqlalchemy import func, select
-
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.gateway.config import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry import Batch, Sink
 from portico.management.dataplane.notifier import NOTIFIER
-from portico.management.environment.models import Environment, EnvironmentConfig
+from portico.management.environment.repository import EnvironmentRepository
 from portico.management.telemetry import service as telemetry_service
 from portico.management.telemetry.schemas import TelemetryBatch
 
@@ -40,20 +38,13 @@ class SnapshotFeeder:
 
     async def sync_once(self) -> None:
         async with self.database.session() as session:
-            latest = select(
-                EnvironmentConfig.environment_id, func.max(EnvironmentConfig.version)
-            ).group_by(EnvironmentConfig.environment_id)
-            versions = {str(env): int(v) for env, v in await session.execute(latest)}
+            environments = EnvironmentRepository(session)
+            versions = {str(env): v for env, v in (await environments.latest_versions()).items()}
             running = self.gateway.versions()
             for env_id, version in versions.items():
                 if running.get(env_id) == version or self._refused.get(env_id) == version:
                     continue
-                document = await session.scalar(
-                    select(EnvironmentConfig.config).where(
-                        EnvironmentConfig.environment_id == uuid.UUID(env_id),
-                        EnvironmentConfig.version == version,
-                    )
-                )
+                document = await environments.config_document(uuid.UUID(env_id), version)
                 if document is None:  # pruned between the two queries; next round
                     continue
                 try:
@@ -86,7 +77,7 @@ def database_sink(database: Database, clock: Clock, node_id: str) -> Sink:
     async def sink(batch: Batch) -> None:
         async with database.session() as session, session.begin():
             for env_id in sorted(batch.environments()):
-                env = await session.get(Environment, uuid.UUID(env_id))
+                env = await EnvironmentRepository(session).get(uuid.UUID(env_id))
                 if env is None:  # deleted since: its telemetry went with it
                     continue
                 document = {

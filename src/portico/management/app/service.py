@@ -26,8 +26,8 @@ from portico.management.consumer.models import Consumer
 from portico.management.consumer.repository import ConsumerRepository
 from portico.management.developer.models import Developer
 from portico.management.environment import service as environment_service
-from portico.management.environment.models import Environment
 from portico.management.environment.ports import publish
+from portico.management.environment.repository import EnvironmentRepository
 
 #: credential plugins whose empty configuration ({}) the app generates
 GENERATED_SECRET_BYTES = 32
@@ -73,7 +73,7 @@ def _snapshot(view: AppView) -> dict[str, Any]:
 
 async def _view(session: AsyncSession, app: App) -> AppView:
     ranks = await AppRepository(session).products_of(app.id)
-    consumer = await session.get(Consumer, app.consumer_id)
+    consumer = await ConsumerRepository(session).get(app.consumer_id)
     return AppView(
         app,
         {str(k): v for k, v in sorted(ranks.items(), key=lambda item: (item[1], str(item[0])))},
@@ -250,7 +250,7 @@ async def update(
         ranks = await _ranks(repository, caller.org_id, data.products)
     generated: dict[str, dict[str, str]] = {}
     if data.plugins is not None:
-        consumer = await session.get(Consumer, app.consumer_id)
+        consumer = await ConsumerRepository(session).get(app.consumer_id)
         assert consumer is not None
         filled = _generate(data.plugins, consumer.username)
         plugins, generated = consumer_service.prepare_plugins(filled, consumer.plugins or {}, box)
@@ -286,7 +286,7 @@ async def rotate(
     has); the replaced ones keep working for ``graceSeconds``: the old key, the old password,
     tokens signed for the old key id."""
     app = await get_app(session=session, caller=caller, app_id=app_id)
-    consumer = await session.get(Consumer, app.consumer_id)
+    consumer = await ConsumerRepository(session).get(app.consumer_id)
     assert consumer is not None
     current: dict[str, Any] = dict(consumer.plugins or {})
     rotating = [name for name in ("key-auth", "basic-auth", "jwt-auth") if name in current]
@@ -350,6 +350,6 @@ async def delete(*, session: AsyncSession, caller: OrgCaller, app_id: uuid.UUID)
 
 
 async def _publish(session: AsyncSession, app: App, reason: str) -> None:
-    env = await session.get(Environment, app.environment_id)
+    env = await EnvironmentRepository(session).get(app.environment_id)
     if env is not None:
         await publish(session, env, reason)

@@ -5,16 +5,17 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core.account import User
+from portico.core.account import find_by_id
 from portico.core.clock import Clock
 from portico.core.errors import NotFound, PermissionDenied, Unauthorized
 from portico.core.tokens import AccessTokenService, hash_opaque_token, new_opaque_token
 from portico.management.access import Caller, OrgCaller, org_caller
 from portico.management.dataplane.models import DataplaneNode, DataplaneToken
+from portico.management.dataplane.repository import DataplaneRepository
 from portico.management.environment.models import Environment, EnvironmentConfig
+from portico.management.environment.repository import EnvironmentRepository
 
 TOKEN_PREFIX = "pdp_"  # noqa: S105 - tells a data-plane token from a user's JWT at a glance (and in scanners)
 
@@ -52,23 +53,13 @@ async def issue(
 
 
 async def list_tokens(*, session: AsyncSession, env: Environment) -> list[DataplaneToken]:
-    return list(
-        await session.scalars(
-            select(DataplaneToken)
-            .where(DataplaneToken.environment_id == env.id)
-            .order_by(DataplaneToken.created_at)
-        )
-    )
+    return await DataplaneRepository(session).tokens_of(env.id)
 
 
 async def revoke(
     *, session: AsyncSession, caller: OrgCaller, env: Environment, token_id: uuid.UUID, clock: Clock
 ) -> None:
-    row = await session.scalar(
-        select(DataplaneToken).where(
-            DataplaneToken.id == token_id, DataplaneToken.environment_id == env.id
-        )
-    )
+    row = await DataplaneRepository(session).token_of(env.id, token_id)
     if row is None:
         raise DataplaneTokenNotFound()
     if row.revoked_at is None:
@@ -87,11 +78,9 @@ async def authorize_node(
 ) -> Environment:
     """The environment a node may read: with a data-plane token of that environment, or a
     user token holding ``environment.manage`` in its organisation."""
-    env = await session.get(Environment, env_id)
+    env = await EnvironmentRepository(session).get(env_id)
     if bearer.startswith(TOKEN_PREFIX):
-        row = await session.scalar(
-            select(DataplaneToken).where(DataplaneToken.token_hash == hash_opaque_token(bearer))
-        )
+        row = await DataplaneRepository(session).token_by_hash(hash_opaque_token(bearer))
         if row is None or row.revoked_at is not None:
             raise Unauthorized("invalid data-plane token")
         if env is None or row.environment_id != env.id:
@@ -99,7 +88,7 @@ async def authorize_node(
         row.last_used_at = clock.now()
         return env
     claims = tokens.verify(bearer)
-    user = await session.get(User, uuid.UUID(str(claims["sub"])))
+    user = await find_by_id(session, uuid.UUID(str(claims["sub"])))
     if user is None or not user.can_sign_in:
         raise Unauthorized("invalid token")
     if env is None:
@@ -111,13 +100,7 @@ async def authorize_node(
 
 
 async def latest_config(session: AsyncSession, env_id: uuid.UUID) -> EnvironmentConfig | None:
-    result: EnvironmentConfig | None = await session.scalar(
-        select(EnvironmentConfig)
-        .where(EnvironmentConfig.environment_id == env_id)
-        .order_by(EnvironmentConfig.version.desc())
-        .limit(1)
-    )
-    return result
+    return await EnvironmentRepository(session).latest_config(env_id)
 
 
 async def heartbeat(
@@ -130,7 +113,7 @@ async def heartbeat(
     clock: Clock,
 ) -> DataplaneNode:
     now = clock.now()
-    node = await session.get(DataplaneNode, (env.id, node_id))
+    node = await DataplaneRepository(session).node(env.id, node_id)
     if node is None:
         node = DataplaneNode(
             environment_id=env.id, node_id=node_id, first_seen_at=now, last_seen_at=now
@@ -144,10 +127,4 @@ async def heartbeat(
 
 
 async def nodes(*, session: AsyncSession, env: Environment) -> list[DataplaneNode]:
-    return list(
-        await session.scalars(
-            select(DataplaneNode)
-            .where(DataplaneNode.environment_id == env.id)
-            .order_by(DataplaneNode.node_id)
-        )
-    )
+    return await DataplaneRepository(session).nodes_of(env.id)

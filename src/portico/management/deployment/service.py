@@ -13,7 +13,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import utcnow
@@ -21,8 +20,10 @@ from portico.core.errors import Conflict, NotFound
 from portico.gateway.snapshot import SnapshotRoute
 from portico.management.access import OrgCaller
 from portico.management.api.models import Api
+from portico.management.api.repository import ApiRepository
 from portico.management.deployment import analysis
 from portico.management.deployment.compiler import compile_revision
+from portico.management.deployment.repository import DeploymentRepository
 from portico.management.deployment.snapshot import (
     EnvironmentState,
     compile_state,
@@ -37,7 +38,7 @@ from portico.management.environment.repository import EnvironmentRepository
 from portico.management.plugin.attachments import require_runnable
 from portico.management.revision.models import Revision
 from portico.management.revision.specs import check_stored_specs
-from portico.management.upstream.models import Upstream
+from portico.management.upstream.repository import UpstreamRepository
 
 
 class ApiNotFound(NotFound):
@@ -65,16 +66,10 @@ async def _load(
     revision_id: uuid.UUID,
     env_id: uuid.UUID,
 ) -> tuple[Api, Revision, Environment]:
-    api = await session.scalar(select(Api).where(Api.id == api_id, Api.org_id == caller.org_id))
+    api = await ApiRepository(session).get_in_org(caller.org_id, api_id)
     if api is None:
         raise ApiNotFound()
-    # locked (PostgreSQL) like the revision edits lock it: an edit cannot slip in between
-    # "this revision is valid" and the deploy's commit
-    revision = await session.scalar(
-        select(Revision)
-        .where(Revision.id == revision_id, Revision.api_id == api.id)
-        .with_for_update()
-    )
+    revision = await DeploymentRepository(session).revision_for_update(api.id, revision_id)
     if revision is None:
         raise RevisionNotFound()
     env = await environment_service.get(session=session, caller=caller, env_id=env_id)
@@ -114,7 +109,7 @@ async def check(
         )
     upstreams = dict(state.upstreams)
     if source.upstream_id is not None and source.upstream_id not in upstreams:
-        bound = await session.get(Upstream, uuid.UUID(source.upstream_id))
+        bound = await UpstreamRepository(session).get(uuid.UUID(source.upstream_id))
         if bound is not None:
             upstreams[source.upstream_id] = upstream_of(bound)
     outcome = Outcome(
@@ -143,11 +138,7 @@ async def deploy(
         force=force,
     )
     version = await EnvironmentRepository(session).latest_version(env.id) + 1
-    deployment = await session.scalar(
-        select(Deployment).where(
-            Deployment.api_id == outcome.api.id, Deployment.environment_id == env.id
-        )
-    )
+    deployment = await DeploymentRepository(session).of_api_in(outcome.api.id, env.id)
     before = _deployment_snapshot(deployment)
     if deployment is None:
         deployment = Deployment(
@@ -189,16 +180,12 @@ async def undeploy(
     """Take the revision out of the environment; returns the new config version."""
     api, revision, env = await _load(session, caller, api_id, revision_id, env_id)
     await EnvironmentRepository(session).lock(env.id)
-    deployment = await session.scalar(
-        select(Deployment).where(
-            Deployment.revision_id == revision.id, Deployment.environment_id == env.id
-        )
-    )
+    repository = DeploymentRepository(session)
+    deployment = await repository.of_revision_in(revision.id, env.id)
     if deployment is None:
         raise Conflict(f"revision {revision.number} is not deployed to environment '{env.name}'")
     before = _deployment_snapshot(deployment)
-    await session.delete(deployment)
-    await session.flush()
+    await repository.delete(deployment)
     row = await publish(session, env, f"undeploy {api.name} revision {revision.number}")
     await caller.audit(
         session,
@@ -214,17 +201,10 @@ async def undeploy(
 async def list_for_api(
     *, session: AsyncSession, caller: OrgCaller, api_id: uuid.UUID
 ) -> list[tuple[Deployment, Revision, Environment]]:
-    api = await session.scalar(select(Api).where(Api.id == api_id, Api.org_id == caller.org_id))
+    api = await ApiRepository(session).get_in_org(caller.org_id, api_id)
     if api is None:
         raise ApiNotFound()
-    rows = await session.execute(
-        select(Deployment, Revision, Environment)
-        .join(Revision, Revision.id == Deployment.revision_id)
-        .join(Environment, Environment.id == Deployment.environment_id)
-        .where(Deployment.api_id == api.id)
-        .order_by(Environment.name)
-    )
-    return [(d, r, e) for d, r, e in rows]
+    return await DeploymentRepository(session).of_api(api.id)
 
 
 def _deployment_snapshot(deployment: Deployment | None) -> dict[str, object] | None:

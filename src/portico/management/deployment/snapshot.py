@@ -14,7 +14,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import utcnow
@@ -32,13 +31,14 @@ from portico.management.api.models import Api
 from portico.management.app.snapshot import snapshot_consumers
 from portico.management.dataplane.notifier import NOTIFIER
 from portico.management.deployment.compiler import RevisionSource, compile_revision
+from portico.management.deployment.repository import DeploymentRepository
 from portico.management.environment import ports as environment_ports
 from portico.management.environment.models import Deployment, Environment, EnvironmentConfig
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.plugin.attachments import check_attachments
-from portico.management.plugin.models import GlobalPlugin
+from portico.management.plugin.repository import GlobalPluginRepository
 from portico.management.product.snapshot import deployed_products
-from portico.management.revision.models import Revision, UpstreamBinding
+from portico.management.revision.models import Revision
 from portico.management.upstream.models import Upstream
 
 #: older versions are pruned; a gateway that is further behind simply loads the latest
@@ -77,27 +77,12 @@ def source_of(api: Api, revision: Revision, env_id: uuid.UUID) -> RevisionSource
 
 
 async def load_state(session: AsyncSession, env: Environment) -> EnvironmentState:
-    rows = await session.execute(
-        select(Deployment, Revision, Api)
-        .join(Revision, Revision.id == Deployment.revision_id)
-        .join(Api, Api.id == Deployment.api_id)
-        .where(Deployment.environment_id == env.id)
-        .order_by(Api.name, Api.id)
-    )
-    deployed = [DeployedRevision(d, source_of(a, r, env.id)) for d, r, a in rows]
-    upstream_rows = await session.scalars(
-        select(Upstream).where(
-            Upstream.id.in_(
-                select(UpstreamBinding.upstream_id)
-                .join(Deployment, Deployment.revision_id == UpstreamBinding.revision_id)
-                .where(
-                    Deployment.environment_id == env.id,
-                    UpstreamBinding.environment_id == env.id,
-                )
-            )
-        )
-    )
-    upstreams = {str(u.id): upstream_of(u) for u in upstream_rows}
+    deployments = DeploymentRepository(session)
+    deployed = [
+        DeployedRevision(d, source_of(a, r, env.id))
+        for d, r, a in await deployments.in_environment(env.id)
+    ]
+    upstreams = {str(u.id): upstream_of(u) for u in await deployments.bound_upstreams(env.id)}
     return EnvironmentState(
         env,
         await global_attachments(session, env.id),
@@ -115,11 +100,7 @@ def upstream_of(upstream: Upstream) -> SnapshotUpstream:
 
 
 async def global_attachments(session: AsyncSession, env_id: uuid.UUID) -> list[PluginAttachment]:
-    rows = await session.scalars(
-        select(GlobalPlugin)
-        .where(GlobalPlugin.environment_id == env_id)
-        .order_by(GlobalPlugin.name)
-    )
+    rows = await GlobalPluginRepository(session).of_environment(env_id)
     return check_attachments({row.name: row.config for row in rows}, "global", "/globalPlugins")
 
 
@@ -198,12 +179,7 @@ async def publish(
         reason=reason[:200],
     )
     session.add(row)
-    await session.execute(
-        delete(EnvironmentConfig).where(
-            EnvironmentConfig.environment_id == env.id,
-            EnvironmentConfig.version <= version - KEEP_VERSIONS,
-        )
-    )
+    await environments.prune_configs(env.id, up_to=version - KEEP_VERSIONS)
     await session.flush()
     env_id = env.id
     after_commit(session, lambda: NOTIFIER.publish(env_id))

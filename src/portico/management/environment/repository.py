@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import delete, exists, func, select
 
 from portico.core.db.repository import OrgScopedRepository
 from portico.management.environment.models import (
@@ -57,6 +58,48 @@ class EnvironmentRepository(OrgScopedRepository[Environment]):
             )
         )
         return int(version or 0)
+
+    async def latest_config(self, env_id: uuid.UUID) -> EnvironmentConfig | None:
+        config: EnvironmentConfig | None = await self.session.scalar(
+            select(EnvironmentConfig)
+            .where(EnvironmentConfig.environment_id == env_id)
+            .order_by(EnvironmentConfig.version.desc())
+            .limit(1)
+        )
+        return config
+
+    async def latest_versions(self) -> dict[uuid.UUID, int]:
+        """Every environment's latest config version (environments without one left out)."""
+        rows = await self.session.execute(
+            select(EnvironmentConfig.environment_id, func.max(EnvironmentConfig.version)).group_by(
+                EnvironmentConfig.environment_id
+            )
+        )
+        return {env_id: int(version) for env_id, version in rows}
+
+    async def config_document(self, env_id: uuid.UUID, version: int) -> Any:
+        """The stored snapshot of that version, or None (pruned, or never made)."""
+        return await self.session.scalar(
+            select(EnvironmentConfig.config).where(
+                EnvironmentConfig.environment_id == env_id,
+                EnvironmentConfig.version == version,
+            )
+        )
+
+    async def by_name(self, org_id: uuid.UUID, name: str) -> Environment | None:
+        return await self.first(self.in_org(org_id).where(Environment.name == name))
+
+    async def host_free(self, host: str) -> bool:
+        return await self.session.get(GatewayHost, host) is None
+
+    async def prune_configs(self, env_id: uuid.UUID, *, up_to: int) -> None:
+        """Delete the environment's configs numbered ``up_to`` or lower."""
+        await self.session.execute(
+            delete(EnvironmentConfig).where(
+                EnvironmentConfig.environment_id == env_id,
+                EnvironmentConfig.version <= up_to,
+            )
+        )
 
     async def by_ids(self, env_ids: Iterable[uuid.UUID]) -> list[Environment]:
         """The environments, in id order (the order every publisher locks them in)."""

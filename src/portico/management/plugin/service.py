@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import NotFound, ValidationFailed
@@ -24,6 +23,7 @@ from portico.management.environment.models import Environment
 from portico.management.environment.ports import publish
 from portico.management.plugin.attachments import PluginConfigInvalid
 from portico.management.plugin.models import GlobalPlugin
+from portico.management.plugin.repository import GlobalPluginRepository
 from portico.management.plugin.schemas import GlobalPluginRead, PluginSchemaRead
 
 
@@ -68,18 +68,12 @@ def read_global(row: GlobalPlugin) -> GlobalPluginRead:
 
 
 async def list_global(*, session: AsyncSession, env: Environment) -> list[GlobalPlugin]:
-    return list(
-        await session.scalars(
-            select(GlobalPlugin)
-            .where(GlobalPlugin.environment_id == env.id)
-            .order_by(GlobalPlugin.name)
-        )
-    )
+    return await GlobalPluginRepository(session).of_environment(env.id)
 
 
 async def get_global(*, session: AsyncSession, env: Environment, name: str) -> GlobalPlugin:
     get_spec(name)
-    row = await session.get(GlobalPlugin, (env.id, name))
+    row = await GlobalPluginRepository(session).get(env.id, name)
     if row is None:
         raise GlobalPluginNotFound(f"plugin {name!r} is not a global plugin of {env.name}")
     return row
@@ -99,7 +93,7 @@ async def put_global(
         raise PluginConfigInvalid(
             error.message, errors=[{"pointer": error.pointer, "detail": error.reason}]
         ) from None
-    row = await session.get(GlobalPlugin, (env.id, name))
+    row = await GlobalPluginRepository(session).get(env.id, name)
     before = dict(row.config) if row is not None else None
     if row is None:
         row = GlobalPlugin(environment_id=env.id, name=name, org_id=caller.org_id, config=config)
@@ -122,7 +116,7 @@ async def put_global(
 async def delete_global(
     *, session: AsyncSession, caller: OrgCaller, env: Environment, name: str
 ) -> int:
-    row = await session.get(GlobalPlugin, (env.id, name))
+    row = await GlobalPluginRepository(session).get(env.id, name)
     if row is None:
         raise GlobalPluginNotFound()
     before = dict(row.config)

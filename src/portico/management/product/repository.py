@@ -28,6 +28,15 @@ class ProductRepository(OrgScopedRepository[Product]):
             )
         )
 
+    async def deployed_by_name(self, env_id: uuid.UUID) -> list[Product]:
+        """The products deployed in the environment, by name (then id)."""
+        return await self.all(
+            select(Product)
+            .join(ProductDeployment, ProductDeployment.product_id == Product.id)
+            .where(ProductDeployment.environment_id == env_id)
+            .order_by(Product.name, Product.id)
+        )
+
     async def api_ids_in_org(self, org_id: uuid.UUID, ids: Iterable[uuid.UUID]) -> set[uuid.UUID]:
         """Those of ``ids`` that name an API of the org."""
         wanted = list(ids)

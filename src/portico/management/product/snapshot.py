@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.gateway.snapshot import SnapshotProduct, SnapshotQuota
-from portico.management.product.models import Product, ProductDeployment
+from portico.management.product.repository import ProductRepository
 
 
 async def deployed_products(
     session: AsyncSession, environment_id: uuid.UUID
 ) -> list[SnapshotProduct]:
     """Ordered by name; a product's quota as stored (None: no quota, traffic refused)."""
-    rows = await session.scalars(
-        select(Product)
-        .join(ProductDeployment, ProductDeployment.product_id == Product.id)
-        .where(ProductDeployment.environment_id == environment_id)
-        .order_by(Product.name, Product.id)
-    )
+    rows = await ProductRepository(session).deployed_by_name(environment_id)
     return [
         SnapshotProduct(
             id=str(product.id),

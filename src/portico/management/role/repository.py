@@ -21,6 +21,9 @@ class RoleRepository(OrgScopedRepository[Role]):
             conditions.append(Role.predefined.is_(predefined))
         return conditions
 
+    async def by_name(self, org_id: uuid.UUID, name: str) -> Role | None:
+        return await self.first(self.in_org(org_id).where(Role.name == name))
+
     async def holders(self, role_id: uuid.UUID) -> tuple[int, int]:
         """How many memberships and groups are granted the role (for the delete's audit)."""
         members = await self.session.scalar(
