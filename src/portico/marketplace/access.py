@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
-from portico.core.account import User
+from portico.core.account import User, find_by_id
 from portico.core.audit import Actor
 from portico.core.db.engine import Database
 from portico.core.db.session import SessionDep
@@ -35,7 +34,7 @@ from portico.marketplace.permissions import (
     effective_roles,
     permission_union,
 )
-from portico.marketplace.user.models import SiteRoleAssignment
+from portico.marketplace.user.repository import UserRepository
 
 SURFACE = "marketplace"
 
@@ -95,10 +94,8 @@ def bearer(request: Request) -> str | None:
 
 
 async def site_roles(session: AsyncSession, user: User) -> list[SiteRole]:
-    assigned = await session.scalars(
-        select(SiteRoleAssignment.role).where(SiteRoleAssignment.user_id == user.id)
-    )
-    return effective_roles(list(assigned), is_platform_admin=user.is_platform_admin)
+    assigned = await UserRepository(session).roles_of(user.id)
+    return effective_roles(assigned, is_platform_admin=user.is_platform_admin)
 
 
 async def caller_for(
@@ -122,7 +119,7 @@ async def authenticate(request: Request, session: SessionDep) -> SiteCaller:
         # The default-off session bypass (auth/bypass.py): listed users' portal session
         # cookie stands in for a token.
         user_id = await _session_bypass(request)
-        user = await session.get(User, user_id)
+        user = await find_by_id(session, user_id)
         if user is None or not user.can_sign_in:  # changed since, in another transaction
             raise Unauthorized(bypass.NOT_ACCEPTED)
         return await caller_for(request, session, user, via="session")
@@ -132,7 +129,7 @@ async def authenticate(request: Request, session: SessionDep) -> SiteCaller:
         user_id = uuid.UUID(str(claims["sub"]))
     except ValueError:
         raise Unauthorized("invalid token") from None
-    user = await session.get(User, user_id)
+    user = await find_by_id(session, user_id)
     if user is None or not user.can_sign_in:
         raise Unauthorized("invalid token")
     return await caller_for(request, session, user)

@@ -22,7 +22,7 @@ from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
-from portico.core.account import User, normalise_email
+from portico.core.account import User, find_by_id, normalise_email
 from portico.core.audit import Actor
 from portico.core.errors import Unauthorized
 from portico.core.settings import Settings
@@ -88,7 +88,7 @@ async def session_user(request: Request, session: AsyncSession) -> User | None:
         user_id = uuid.UUID(str(claims["sub"]))
     except (Unauthorized, ValueError):
         raise Unauthorized(NOT_ACCEPTED) from None
-    user = await session.get(User, user_id)
+    user = await find_by_id(session, user_id)
     if user is None or not user.can_sign_in or normalise_email(user.email) not in allowed:
         raise Unauthorized(NOT_ACCEPTED)
     if not same_site(request, settings):

@@ -21,13 +21,13 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import Clock
 from portico.core.errors import TokenExpired, Unauthorized
 from portico.core.sealing import SecretBox
 from portico.marketplace.auth.models import IdpSigningKey
+from portico.marketplace.auth.repository import SigningKeyRepository
 
 ALGORITHM = "ES256"
 AUDIENCE = "portico-marketplace"
@@ -61,7 +61,7 @@ class IdTokenService:
         self._lock = asyncio.Lock()
 
     async def _load(self, session: AsyncSession) -> None:
-        rows = list(await session.scalars(select(IdpSigningKey).order_by(IdpSigningKey.created_at)))
+        rows = await SigningKeyRepository(session).all_by_age()
         self._public = {row.kid: ECAlgorithm.from_jwk(json.dumps(row.public_jwk)) for row in rows}
         current = [row for row in rows if row.retired_at is None]
         if current:
@@ -156,5 +156,5 @@ class IdTokenService:
         return claims
 
     async def jwks(self, session: AsyncSession) -> dict[str, Any]:
-        rows = await session.scalars(select(IdpSigningKey).order_by(IdpSigningKey.created_at))
+        rows = await SigningKeyRepository(session).all_by_age()
         return {"keys": [row.public_jwk for row in rows]}

@@ -16,11 +16,10 @@ import logging
 from functools import cache
 
 from anyio import to_thread
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
-from portico.core.account import User, find_by_email
+from portico.core.account import User, find_by_email, find_by_id
 from portico.core.audit import Actor
 from portico.core.clock import Clock
 from portico.core.errors import ServiceUnavailable, Unauthorized
@@ -32,6 +31,7 @@ from portico.core.settings import Settings
 from portico.marketplace.access import SURFACE
 from portico.marketplace.auth.keys import IdTokenService
 from portico.marketplace.auth.models import SiteSetting
+from portico.marketplace.auth.repository import SiteSettingRepository
 from portico.marketplace.auth.schemas import TokenRead
 
 logger = logging.getLogger("portico.marketplace.auth")
@@ -70,8 +70,7 @@ async def issuance_enabled(*, session: AsyncSession, settings: Settings) -> bool
     configured = settings.idp_web_api_key
     if configured is not None and configured.get_secret_value().strip():
         return True
-    stored = await session.scalar(select(SiteSetting.key).where(SiteSetting.key == WEB_API_KEY))
-    return stored is not None
+    return await SiteSettingRepository(session).is_stored(WEB_API_KEY)
 
 
 async def ensure_issuance_enabled(*, session: AsyncSession, settings: Settings) -> None:
@@ -96,7 +95,7 @@ async def set_web_api_key(
 ) -> None:
     """Store the key encrypted under the server secret (never returned by any endpoint)."""
     key = check_web_api_key(value)
-    row = await session.get(SiteSetting, WEB_API_KEY)
+    row = await SiteSettingRepository(session).get(WEB_API_KEY)
     verb = "set" if row is None else "replaced"
     if row is None:
         row = SiteSetting(key=WEB_API_KEY, secret=True)
@@ -118,7 +117,7 @@ async def set_web_api_key(
 
 
 async def read_web_api_key(*, session: AsyncSession, box: SecretBox) -> str | None:
-    row = await session.get(SiteSetting, WEB_API_KEY)
+    row = await SiteSettingRepository(session).get(WEB_API_KEY)
     return None if row is None else box.decrypt(row.value)
 
 
@@ -200,7 +199,7 @@ async def refresh(
             module=MODULE,
         )
         raise
-    user = await session.get(User, issued.subject_id)
+    user = await find_by_id(session, issued.subject_id)
     if user is None or not user.can_sign_in:
         await refresh_tokens.revoke_family(session, issued.family_id)
         raise RefreshRefused(INVALID_REFRESH)

@@ -89,6 +89,14 @@ class UserRepository(Repository[User]):
         writers already (BEGIN IMMEDIATE)."""
         return await self.first(select(User).where(User.id == user_id).with_for_update())
 
+    async def roles_of(self, user_id: uuid.UUID) -> list[str]:
+        """The site roles assigned to the account."""
+        return list(
+            await self.session.scalars(
+                select(SiteRoleAssignment.role).where(SiteRoleAssignment.user_id == user_id)
+            )
+        )
+
     async def assigned_roles(self, user_ids: Collection[uuid.UUID]) -> dict[uuid.UUID, list[str]]:
         out: dict[uuid.UUID, list[str]] = defaultdict(list)
         if user_ids:
