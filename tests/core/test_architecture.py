@@ -1,9 +1,13 @@
-"""The layering of CONVENTIONS.md, checked on the static import graph (every import counts,
-including those inside functions and under ``TYPE_CHECKING``)."""
+"""The layering of CONVENTIONS.md, checked on the sources: the static import graph (every
+import counts, including those inside functions and under ``TYPE_CHECKING``) and where
+queries are written."""
 
 from __future__ import annotations
 
-from tests.support.imports import Import, imports
+import ast
+from pathlib import Path
+
+from tests.support.imports import SRC, Import, cycles, imports, package_graph
 
 PARTS = ("management", "gateway", "marketplace", "portal")
 
@@ -46,3 +50,38 @@ def test_the_admin_surfaces_do_not_import_each_other() -> None:
         or _part(i.imported) == "portal"
     ]
     assert _shown(found) == []
+
+
+def test_no_import_cycle_between_the_management_domains() -> None:
+    assert cycles(package_graph("portico.management")) == []
+
+
+#: what builds or runs a query: only a repository (or a model's definition) may use them
+QUERY_BUILDERS = frozenset(
+    {"select", "insert", "update", "delete", "exists", "func", "text", "union", "union_all"}
+)
+SESSION_QUERIES = frozenset({"execute", "scalar", "scalars", "get", "stream", "stream_scalars"})
+
+
+def _queries(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sqlalchemy"):
+            found += [f"imports {a.name}" for a in node.names if a.name in QUERY_BUILDERS]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in SESSION_QUERIES
+            and ast.unparse(node.func.value).rpartition(".")[2] == "session"
+        ):
+            found.append(f"calls {ast.unparse(node.func)}")
+    return [f"{path.relative_to(SRC)}:{what}" for what in found]
+
+
+def test_queries_are_written_in_repositories_only() -> None:
+    found = []
+    for part in ("management", "marketplace", "portal"):
+        for path in sorted((SRC / "portico" / part).rglob("*.py")):
+            if path.name not in ("repository.py", "models.py"):
+                found += _queries(path)
+    assert found == []
