@@ -12,7 +12,7 @@ from alembic import context
 from sqlalchemy.engine import Connection
 
 from portico.core.db.engine import build_engine
-from portico.metadata import metadata
+from portico.metadata import include_name, metadata
 
 config = context.config
 
@@ -34,6 +34,7 @@ def _run(connection: Connection) -> None:
         target_metadata=metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_name=include_name,
     )
     with context.begin_transaction():
         context.run_migrations()

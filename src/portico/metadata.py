@@ -26,6 +26,13 @@ from portico.marketplace.user import models as marketplace_user_models
 
 metadata = Base.metadata
 
+
+def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+    """Alembic's filter of reflected names: a table partition is storage of its parent table,
+    not a table of its own, so comparing models with the database skips it."""
+    return not (type_ == "table" and name in telemetry_models.SKETCH_PARTITIONS)
+
+
 __all__ = [
     "account",
     "api_models",
@@ -37,6 +44,7 @@ __all__ = [
     "environment_models",
     "group_models",
     "idp_models",
+    "include_name",
     "jobs",
     "marketplace_auth_models",
     "marketplace_user_models",

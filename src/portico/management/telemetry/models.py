@@ -186,6 +186,11 @@ MEASURES = {
 }
 
 
+#: PostgreSQL partitions of ``telemetry_sketches_hourly`` (one per measure, made by migration
+#: 0012): tables of the database that no model names, which schema comparison must skip
+SKETCH_PARTITIONS = frozenset(f"telemetry_sketches_hourly_{measure}" for measure in MEASURES)
+
+
 class TelemetryHourlySketch(Base):
     """One measure's sketch of one hourly key, with the names and ids a query filters and
     groups by. Keyed (org, measure, hour, ...) and, on SQLite, without a rowid: the rows a
