@@ -21,6 +21,9 @@ from tests.marketplace.conftest import SiteAccount, SiteFactory, url
 from tests.support.smtpserver import SmtpServer
 
 PERMISSION = "administer marketplace notifications"
+# an id that names nothing; fixed, not drawn at import: it is part of test ids, which every
+# xdist worker must collect alike
+UNKNOWN_ID = "b03c1acc-378b-465b-bb7c-9c98d3223910"
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
@@ -238,7 +241,7 @@ async def test_a_marketplace_admin_reads_notifications(
 
 
 @pytest.mark.parametrize(
-    "path", ["/notifications", "/notifications/summary", f"/notifications/{uuid.uuid4()}"]
+    "path", ["/notifications", "/notifications/summary", f"/notifications/{UNKNOWN_ID}"]
 )
 async def test_authentication_and_permission(
     client: httpx.AsyncClient, site: SiteFactory, path: str
@@ -254,7 +257,7 @@ async def test_authentication_and_permission(
     assert refused.json()["detail"] == "missing permission 'access marketplace admin api'"
 
 
-@pytest.mark.parametrize("notification", [str(uuid.uuid4()), "not-a-uuid", "1"])
+@pytest.mark.parametrize("notification", [UNKNOWN_ID, "not-a-uuid", "1"])
 async def test_unknown_notifications_are_404(
     client: httpx.AsyncClient, site_admin: SiteAccount, notification: str
 ) -> None:
