@@ -44,6 +44,7 @@ from portico.gateway.http import (
     serve,
     shutdown,
 )
+from tests.support.ports import free_port
 
 _BLOCK = bytes(range(256)) * 256  # 64 KiB of known bytes
 
@@ -310,11 +311,9 @@ async def read_head(reader: asyncio.StreamReader) -> bytes:
 
 
 def dead_port() -> int:
-    """A port nothing listens on (bound then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+    """A port nothing listens on: ``free_port()``'s, which no other xdist worker hands out
+    and which, unlike a port the kernel picks, no server of another test binds meanwhile."""
+    return free_port()
 
 
 @dataclass
