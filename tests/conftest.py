@@ -4,15 +4,27 @@ The store is chosen per run: ``pytest --db=sqlite`` (default) or ``pytest --db=p
 (``make test`` runs both). The schema is built once per run from the Alembic migrations into
 a template; every test gets its own copy (a file copy on SQLite, ``CREATE DATABASE ...
 TEMPLATE`` on PostgreSQL), so tests exercise real commits and cannot see each other's data.
+
+Under ``--db=postgresql`` only the tests that use the store run: a test is kept when one of
+``STORE_FIXTURES`` is among its fixtures, directly or through others (``client``, ``database``,
+``settings``... all lead to ``database_url``). The others cannot behave differently on another
+store, they already ran under ``--db=sqlite``: they are deselected, and the summary says how
+many and from where.
+
+The suite runs in parallel (pytest-xdist, ``-n 2`` in the Makefile): every worker is a process
+of its own with its own session fixtures (its template, its PostgreSQL cluster, its
+``tmp_path_factory`` directory), so nothing here is shared between workers.
 """
 
 from __future__ import annotations
 
 import shutil
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,6 +54,55 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=("sqlite", "postgresql"),
         default="sqlite",
         help="store the suite runs against",
+    )
+
+
+# A test that requests none of these (directly or through other fixtures) never touches the
+# store under test.
+STORE_FIXTURES = frozenset({"database_url", "db_template", "postgres_cluster", "db_backend"})
+_STORELESS = pytest.StashKey[Counter[str]]()
+
+
+def _area(item: pytest.Item) -> str:
+    """``tests/gateway`` for ``tests/gateway/http/test_proxy.py::...``."""
+    return "/".join(item.nodeid.split("::", 1)[0].split("/")[:2])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--db") != "postgresql":
+        return
+    kept: list[pytest.Item] = []
+    storeless: list[pytest.Item] = []
+    for item in items:
+        uses_store = not STORE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+        (kept if uses_store else storeless).append(item)
+    counts = Counter(_area(item) for item in storeless)
+    config.stash[_STORELESS] = counts
+    if hasattr(config, "workeroutput"):  # an xdist worker: the controller prints the summary
+        config.workeroutput["storeless"] = dict(counts)
+    if storeless:
+        config.hook.pytest_deselected(items=storeless)
+        items[:] = kept
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist's controller collects nothing itself: it takes the count from a worker (all
+    workers collect the same tests)."""
+    output = getattr(node, "workeroutput", {})
+    if "storeless" in output:
+        node.config.stash[_STORELESS] = Counter(output["storeless"])
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    counts = terminalreporter.config.stash.get(_STORELESS, None)
+    if counts is None:
+        return
+    where = ", ".join(f"{area} {n}" for area, n in sorted(counts.items()))
+    terminalreporter.write_sep(
+        "-",
+        f"--db=postgresql: {counts.total()} tests deselected that use no store"
+        f" (they run under --db=sqlite){': ' + where if where else ''}",
     )
 
 
