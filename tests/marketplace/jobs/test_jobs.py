@@ -27,11 +27,14 @@ GATES: dict[str, asyncio.Queue[None]] = {}
 
 
 async def stepper(ctx: JobContext) -> dict[str, int]:
-    """One step per token put in its gate; checks for cancellation between steps."""
+    """One step per token put in its gate; a step takes its token, then checks for
+    cancellation. So once a step's progress is visible the job is waiting at its gate: a
+    cancellation asked for then is found at the next step, never by a check already under way
+    (which would finish the job before the test looks at it)."""
     total = int(ctx.params["steps"])
     for done in range(1, total + 1):
-        await ctx.check_cancelled()
         await GATES[ctx.params["gate"]].get()
+        await ctx.check_cancelled()
         await ctx.progress(done, total)
     return {"imported": total}
 
