@@ -57,6 +57,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# xdist's scope-based schedulers queue tests by node id, and schemathesis gives the tests it
+# makes of one function (one per operation) the same node id: they would run one operation
+# and drop the others without a word.
+_DROPPING_DIST_MODES = frozenset({"loadscope", "loadfile", "loadgroup"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    mode = config.getoption("dist", "no")
+    if mode in _DROPPING_DIST_MODES:
+        raise pytest.UsageError(
+            f"--dist {mode} would run one schemathesis test per function: use load or worksteal"
+        )
+
+
 # A test that requests none of these (directly or through other fixtures) never touches the
 # store under test.
 STORE_FIXTURES = frozenset({"database_url", "db_template", "postgres_cluster", "db_backend"})
