@@ -33,18 +33,25 @@ run: $(STAMP) $(NATIVE)
 system-packages:
 	@bash scripts/ensure-system-packages.sh
 
-## test: the whole suite on SQLite, then on a throwaway PostgreSQL cluster (the gateway
-## compiled), then the gateway's tests once more on its interpreted modules
+## test: the whole suite on SQLite, then the tests that use the store on a throwaway
+## PostgreSQL cluster (the gateway compiled), then the gateway's tests once more on its
+## interpreted modules; each run in TEST_WORKERS processes (pytest-xdist)
 test: $(STAMP) system-packages test-sqlite test-postgresql test-interpreted
 
+# One worker per core of the 2-core CI machine (make test TEST_WORKERS=4 on a bigger one).
+# worksteal: an idle worker takes queued tests from a busy one, so a slow module does not
+# leave the other core idle at the end. The scope schedulers are refused (tests/conftest.py).
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist worksteal
+
 test-sqlite: $(STAMP) $(NATIVE)
-	PORTICO_REQUIRE_NATIVE=1 $(BIN)/pytest --db=sqlite
+	PORTICO_REQUIRE_NATIVE=1 $(BIN)/pytest --db=sqlite $(XDIST)
 
 test-postgresql: $(STAMP) $(NATIVE) system-packages
-	PORTICO_REQUIRE_NATIVE=1 $(BIN)/pytest --db=postgresql
+	PORTICO_REQUIRE_NATIVE=1 $(BIN)/pytest --db=postgresql $(XDIST)
 
 test-interpreted: $(STAMP)
-	PORTICO_NATIVE=0 $(BIN)/pytest --db=sqlite tests/gateway
+	PORTICO_NATIVE=0 $(BIN)/pytest --db=sqlite $(XDIST) tests/gateway
 
 ## lint: ruff and mypy, both clean
 lint: $(STAMP)
