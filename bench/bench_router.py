@@ -18,8 +18,8 @@ import random
 import time
 from collections.abc import Callable
 
-from portico.gateway.paths import normalize_path
-from portico.gateway.router import Router
+from portico.gateway.routing.paths import normalize_path
+from portico.gateway.routing.router import Router
 from portico.gateway.snapshot import SnapshotRoute
 
 SIZES = (10, 1_000, 10_000)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from portico.gateway.paths import PathRejected, canonical_segment, normalize_path
+from portico.gateway.routing.paths import PathRejected, canonical_segment, normalize_path
 
 
 def wire(text: str) -> str:

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from portico.gateway import router as router_module
-from portico.gateway.paths import PathRejected, canonical_segment, normalize_path
-from portico.gateway.router import Match, Router
+from portico.gateway.routing import router as router_module
+from portico.gateway.routing.paths import PathRejected, canonical_segment, normalize_path
+from portico.gateway.routing.router import Match, Router
 from portico.gateway.snapshot import SnapshotRoute
 
 

@@ -22,7 +22,7 @@ from portico.gateway.context import (
 from portico.gateway.health import HealthChecker
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
-from portico.gateway.router import Router
+from portico.gateway.routing.router import Router
 from portico.gateway.services import ConsumerIndex, RuntimeServices
 from portico.gateway.snapshot import (
     EnvironmentSnapshot,

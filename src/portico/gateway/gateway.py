@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs
 
 from portico.gateway.balancer import Node, PickContext
-from portico.gateway.client_address import ClientAddress
 from portico.gateway.config import (
     Chain,
     EnvironmentRuntime,
@@ -52,8 +51,9 @@ from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
 from portico.gateway.metrics import GatewayMetrics
 from portico.gateway.options import GatewayOptions
-from portico.gateway.paths import PathRejected, normalize_path
 from portico.gateway.resources import SharedResources
+from portico.gateway.routing.client_address import ClientAddress
+from portico.gateway.routing.paths import PathRejected, normalize_path
 from portico.gateway.sealing import secret_box
 from portico.gateway.services import ConsumerIndex, RuntimeServices
 

@@ -1,7 +1,7 @@
 """Route matching: which route of the environment's snapshot serves a request.
 
 :meth:`Router.build` runs once per config snapshot; :meth:`Router.match` runs per request
-on a path :func:`portico.gateway.paths.normalize_path` has already normalised and a host
+on a path :func:`portico.gateway.routing.paths.normalize_path` has already normalised and a host
 already lower-cased and stripped of its port.
 
 **Patterns** (a route's ``uri``, as the management API's ``routeSpec`` writes it). As a
@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from portico.gateway.paths import PathRejected, canonical_segment
+from portico.gateway.routing.paths import PathRejected, canonical_segment
 from portico.gateway.snapshot import SnapshotRoute
 
 __all__ = ["Match", "Router"]
