@@ -6,8 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # the gateway's hot modules compiled with mypyc (src/portico/native.py); used only while current
 NATIVE := build/native/manifest.json
-NATIVE_SOURCES := $(wildcard src/portico/gateway/*.py src/portico/gateway/http/*.py \
-	src/portico/gateway/plugins/*.py) \
+NATIVE_SOURCES := $(shell find src/portico/gateway -name '*.py') \
 	src/portico/native.py scripts/build_native.py
 
 .PHONY: run test test-sqlite test-postgresql test-interpreted lint bench native system-packages clean

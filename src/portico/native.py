@@ -7,10 +7,10 @@ fewer instructions (see README, Performance). Nothing else changes: the compiled
 the same source, type-checked by mypy, and every other module stays interpreted.
 
 The build is used only while it is exactly the source: its manifest records a hash of every
-module of the two packages it comes from (compiled code also relies on the types of the
-interpreted modules it calls), and one that no longer matches (a module edited since
-``make``) turns the whole build off, with one warning: the interpreted modules then run. The
-compiled modules call each other directly, so it is all of them or none. ``PORTICO_NATIVE=0``
+module of the package it comes from, subpackages included (compiled code also relies on the
+types of the interpreted modules it calls), and one that no longer matches (a module edited
+since ``make``) turns the whole build off, with one warning: the interpreted modules then run.
+The compiled modules call each other directly, so it is all of them or none. ``PORTICO_NATIVE=0``
 turns it off too (to debug with the interpreted frames).
 
 Packages holding compiled modules put the build's directory first on their ``__path__``
@@ -77,10 +77,11 @@ def source_of(module: str) -> Path:
 
 
 def sources() -> list[Path]:
-    """What a build depends on: every module of the packages holding compiled ones (the
-    Makefile's NATIVE_SOURCES are the same files)."""
-    packages = sorted({source_of(module).parent for module in MODULES})
-    return sorted(path for package in packages for path in package.glob("*.py"))
+    """What a build depends on: every module of the packages holding compiled ones, their
+    subpackages included (the Makefile's NATIVE_SOURCES are the same files)."""
+    packages = {source_of(module).parent for module in MODULES}
+    outermost = {p for p in packages if not any(parent in packages for parent in p.parents)}
+    return sorted({path for package in outermost for path in package.rglob("*.py")})
 
 
 def manifest() -> dict[str, object]:
