@@ -32,15 +32,16 @@ logger = logging.getLogger("portico.native")
 
 #: the compiled modules: the data plane's hot path, measured
 MODULES = (
-    "portico.gateway.balancer",
-    "portico.gateway.balancer_algorithms",
+    "portico.gateway.balancing.balancer",
+    "portico.gateway.balancing.algorithms",
+    "portico.gateway.balancing.nodes",
     "portico.gateway.routing.client_address",
     "portico.gateway.config",
     "portico.gateway.context",
     "portico.gateway.counters",
     "portico.gateway.gateway",
-    "portico.gateway.health",
-    "portico.gateway.health_state",
+    "portico.gateway.health.checker",
+    "portico.gateway.health.state",
     "portico.gateway.routing.paths",
     "portico.gateway.routing.router",
     "portico.gateway.services",

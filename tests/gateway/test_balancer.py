@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portico.gateway.balancer import Balancer, Node, PickContext, nodes_of
-from portico.gateway.balancer_algorithms import ConsistentHash
-from portico.gateway.balancer_hashkey import HashKey, cookie_value
-from portico.gateway.health import HealthChecker
+from portico.gateway.balancing.algorithms import ConsistentHash
+from portico.gateway.balancing.balancer import Balancer
+from portico.gateway.balancing.hash_key import HashKey, cookie_value
+from portico.gateway.balancing.nodes import Node, PickContext, nodes_of
+from portico.gateway.health.checker import HealthChecker
 
 CTX = PickContext(client_ip="192.0.2.10")
 

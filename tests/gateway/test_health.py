@@ -19,11 +19,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from portico.gateway.balancer import Balancer, Node, PickContext
-from portico.gateway.health import HealthChecker
-from portico.gateway.health_config import PassiveConfig
-from portico.gateway.health_probe import ProbeOutcome, ProbeResult, parse_status_line, probe
-from portico.gateway.health_state import classify_probe, classify_report
+from portico.gateway.balancing.balancer import Balancer
+from portico.gateway.balancing.nodes import Node, PickContext
+from portico.gateway.health.checker import HealthChecker
+from portico.gateway.health.config import PassiveConfig
+from portico.gateway.health.probe import ProbeOutcome, ProbeResult, parse_status_line, probe
+from portico.gateway.health.state import classify_probe, classify_report
 from tests.support.waiting import eventually
 
 Mode = Literal["ok", "error", "hang", "garbage", "close"]

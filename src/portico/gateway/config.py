@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from portico.gateway.balancer import Balancer
+from portico.gateway.balancing.balancer import Balancer
 from portico.gateway.context import (
     BasePluginRuntime,
     PluginRuntime,
@@ -19,7 +19,7 @@ from portico.gateway.context import (
     RequestContext,
     phase_plugins,
 )
-from portico.gateway.health import HealthChecker
+from portico.gateway.health.checker import HealthChecker
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
 from portico.gateway.routing.router import Router

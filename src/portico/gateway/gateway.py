@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs
 
-from portico.gateway.balancer import Node, PickContext
+from portico.gateway.balancing.nodes import Node, PickContext
 from portico.gateway.config import (
     Chain,
     EnvironmentRuntime,

@@ -24,7 +24,7 @@ from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from portico.gateway.config import EnvironmentRuntime
-    from portico.gateway.health import HealthChecker
+    from portico.gateway.health.checker import HealthChecker
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 #: APISIX's default latency buckets (1 ms … 60 s), in seconds

@@ -2,8 +2,8 @@
 
 A picker is built once per group and asked, per request, to choose among ``pool``: the
 group's nodes that are eligible right now (healthy — or all of them in panic mode — and not
-excluded), in the group's configured order. :mod:`portico.gateway.balancer` decides the pool;
-the pickers only choose within it.
+excluded), in the group's configured order. :mod:`portico.gateway.balancing.balancer` decides
+the pool; the pickers only choose within it.
 
 - :class:`SmoothWeightedRoundRobin` — nginx's smooth weighted round robin: each pick adds every
   eligible node's weight to its running score, takes the highest (the first on ties) and
@@ -34,10 +34,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final, Protocol
 
-if TYPE_CHECKING:
-    from portico.gateway.balancer import Node, PickContext
+from portico.gateway.balancing.nodes import Node, PickContext
 
 __all__ = [
     "ConsistentHash",

@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from portico.gateway.balancer import PickContext
+from portico.gateway.balancing.nodes import PickContext
 
 __all__ = ["HashKey", "cookie_value", "resolve_var"]
 

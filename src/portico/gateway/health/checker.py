@@ -3,9 +3,9 @@
 One :class:`HealthChecker` per upstream. It is meant to outlive config snapshots while the
 upstream's checks and node addresses are unchanged — :meth:`HealthChecker.matches` (and
 :attr:`HealthChecker.fingerprint`) say whether a new specification can keep the checker —
-so an unrelated deploy does not reset health. The balancer reads it through
-:class:`HealthView`. A probe's interval follows the node's state, including a change made
-by a passive report between two probes.
+so an unrelated deploy does not reset health. The balancer reads it through its
+:class:`~portico.gateway.balancing.balancer.HealthView`. A probe's interval follows the node's
+state, including a change made by a passive report between two probes.
 
 Every node starts healthy. Counting follows lua-resty-healthcheck:
 
@@ -13,7 +13,7 @@ Every node starts healthy. Counting follows lua-resty-healthcheck:
   healthy and every ``unhealthy.interval`` seconds while unhealthy, at most ``concurrency``
   probes of this upstream at once. ``http``/``https``: ``GET http_path`` with ``Host: host``
   (or the node's host) on ``port`` (or the node's port) — see
-  :mod:`portico.gateway.health_probe` (TLS without certificate verification); ``tcp``: a
+  :mod:`portico.gateway.health.probe` (TLS without certificate verification); ``tcp``: a
   connect suffices. A status in ``healthy.http_statuses`` is a success; a status in
   ``unhealthy.http_statuses`` an http failure; any other status counts for nothing (as in
   lua-resty-healthcheck). A refused or reset connection, a TLS failure or an unparsable
@@ -50,12 +50,12 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-from portico.gateway.balancer import Node, nodes_of
-from portico.gateway.health_config import ActiveConfig, PassiveConfig, fingerprint
-from portico.gateway.health_probe import ProbeOutcome, ProbeResult, probe
-from portico.gateway.health_state import (
+from portico.gateway.balancing.nodes import Node, nodes_of
+from portico.gateway.health.config import ActiveConfig, PassiveConfig, fingerprint
+from portico.gateway.health.probe import ProbeOutcome, ProbeResult, probe
+from portico.gateway.health.state import (
     Event,
     Source,
     Target,
@@ -64,16 +64,12 @@ from portico.gateway.health_state import (
     limit_of,
 )
 
-__all__ = ["PASSIVE_COOL_OFF_SECONDS", "HealthChecker", "HealthView"]
+__all__ = ["PASSIVE_COOL_OFF_SECONDS", "HealthChecker"]
 
 PASSIVE_COOL_OFF_SECONDS: Final = 10.0
 MAX_TRACKED_NODES: Final = 4096  # nodes first seen in report() (discovery) beyond this are ignored
 
 log = logging.getLogger("portico.gateway.health")
-
-
-class HealthView(Protocol):
-    def healthy(self, node: Node) -> bool: ...
 
 
 class HealthChecker:

@@ -1,6 +1,6 @@
 """Per-node health state, and what counts as a success or a failure.
 
-The classification rules are documented in :mod:`portico.gateway.health`.
+The classification rules are documented in :mod:`portico.gateway.health.checker`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from portico.gateway.health_config import PassiveConfig, Thresholds
-from portico.gateway.health_probe import ProbeOutcome, ProbeResult
+from portico.gateway.health.config import PassiveConfig, Thresholds
+from portico.gateway.health.probe import ProbeOutcome, ProbeResult
 
 __all__ = [
     "Counters",

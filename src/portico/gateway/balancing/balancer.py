@@ -2,7 +2,7 @@
 
 One :class:`Balancer` is built per upstream per config snapshot from the upstream's validated
 ``specification`` (see ``management/upstream/specification.py``) and a :class:`HealthView`
-(normally the upstream's :class:`~portico.gateway.health.HealthChecker`). The proxy calls
+(normally the upstream's :class:`~portico.gateway.health.checker.HealthChecker`). The proxy calls
 :meth:`Balancer.pick` for every attempt, :meth:`Balancer.started` when it sends the request
 and :meth:`Balancer.finished` when the attempt completes; on a retry it passes the nodes
 already tried as ``exclude``.
@@ -25,8 +25,8 @@ Which nodes are eligible, in order:
    passive checks, so a node that serves well again is re-admitted by them.
 
 Within the eligible nodes of one priority the algorithm of ``type`` chooses — see
-:mod:`portico.gateway.balancer_algorithms` (smooth weighted round robin, consistent hash,
-least connections, peak EWMA) and :mod:`portico.gateway.balancer_hashkey` (the ``chash`` key;
+:mod:`portico.gateway.balancing.algorithms` (smooth weighted round robin, consistent hash,
+least connections, peak EWMA) and :mod:`portico.gateway.balancing.hash_key` (the ``chash`` key;
 missing key material falls back to the client address).
 
 Upstreams with ``discovery`` have no ``nodes`` in the specification: the caller passes the
@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from portico.gateway.balancer_algorithms import (
+from portico.gateway.balancing.algorithms import (
     ConsistentHash,
     LeastConnections,
     NodeStats,
@@ -51,63 +51,17 @@ from portico.gateway.balancer_algorithms import (
     Picker,
     SmoothWeightedRoundRobin,
 )
-from portico.gateway.balancer_hashkey import HashKey
-from portico.gateway.http.proxy import node_address
+from portico.gateway.balancing.hash_key import HashKey
+from portico.gateway.balancing.nodes import Node, PickContext, nodes_of
 
-if TYPE_CHECKING:
-    from portico.gateway.health import HealthView
-
-__all__ = ["Balancer", "Node", "PickContext", "nodes_of"]
+__all__ = ["Balancer", "HealthView"]
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
-    host: str
-    port: int
-    weight: int = 1
-    priority: int = 0
-    # Nodes key the balancers' and health checkers' tables, several lookups per request: the
-    # generated __hash__ would rebuild and hash a tuple each time (measured: 6 per request).
-    _hash: int = field(init=False, repr=False, compare=False, default=0)
-    # (every proxied request names its node: formatted once, not per request)
-    _address: str = field(init=False, repr=False, compare=False, default="")
+class HealthView(Protocol):
+    """How the balancer reads node health (normally a ``health.checker.HealthChecker``; it
+    may also have a ``version`` that changes whenever any node's health does)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.host, self.port, self.weight, self.priority)))
-        object.__setattr__(self, "_address", node_address(self.host, self.port))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    @property
-    def address(self) -> str:
-        """``host:port`` (IPv6 in brackets), as nginx's ``$upstream_addr`` writes it."""
-        return self._address
-
-
-@dataclass(slots=True)
-class PickContext:
-    """What a request offers the balancer: ``headers`` have lower-cased names, ``args`` are the
-    query arguments, ``vars`` the other variables (``uri``, ``host``, ``request_uri``...)."""
-
-    client_ip: str
-    headers: Mapping[str, str] = field(default_factory=dict)
-    args: Mapping[str, str] = field(default_factory=dict)
-    consumer: str | None = None
-    vars: Mapping[str, str] = field(default_factory=dict)
-
-
-def nodes_of(specification: Mapping[str, Any]) -> list[Node]:
-    """The nodes listed in ``specification`` (empty for a discovery upstream)."""
-    return [
-        Node(
-            host=str(item["host"]),
-            port=int(item["port"]),
-            weight=int(item.get("weight", 1)),
-            priority=int(item.get("priority", 0)),
-        )
-        for item in specification.get("nodes") or ()
-    ]
+    def healthy(self, node: Node) -> bool: ...
 
 
 @dataclass(slots=True)

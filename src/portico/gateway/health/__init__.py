@@ -1,0 +1,7 @@
+"""Health of an upstream's nodes: the checker (``checker``), the checks' settings
+(``config``), active probes (``probe``) and the counting rules (``state``)."""
+
+from portico import native
+
+# the compiled build of the hot modules, when there is a current one (portico/native.py)
+__path__ = native.package_path(__name__, __path__)
