@@ -22,7 +22,7 @@ import httpx
 import pytest
 import uvloop
 
-from portico.gateway.cache_store import CachedResponse, DiskStore, MemoryStore, digest
+from portico.gateway.cache.store import CachedResponse, DiskStore, MemoryStore, digest
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.options import GatewayOptions

@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from portico.gateway.cache_policy import (
+from portico.gateway.cache.policy import (
     HIDDEN,
     Tee,
     directives,
@@ -31,7 +31,7 @@ from portico.gateway.cache_policy import (
     truthy,
     vary_names,
 )
-from portico.gateway.cache_store import CacheStore, DiskStore, MemoryStore
+from portico.gateway.cache.store import CacheStore, DiskStore, MemoryStore
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 from portico.gateway.services import RuntimeServices

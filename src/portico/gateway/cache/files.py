@@ -1,4 +1,4 @@
-"""File work of proxy-cache's disk store (see ``cache_store``): run in worker threads, or
+"""File work of proxy-cache's disk store (see ``store``): run in worker threads, or
 inline for small reads. Names are ``<root>/<h[:2]>/<h>``; writes go to a ``.tmp-`` file in
 ``root`` renamed into place, so a reader never sees half a file."""
 

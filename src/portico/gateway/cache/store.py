@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from portico.gateway import cache_files
+from portico.gateway.cache import files
 
 #: APISIX's default zone sizes (``memory_size: 50m``, ``disk_size: 1G``)
 MEMORY_ZONE_BYTES = 50 * 1024 * 1024
@@ -172,14 +172,14 @@ class DiskStore:
             return None  # no file: no system call
         path = self.root / name[:2] / name
         if size is not None and size <= INLINE_READ_BYTES:
-            data = cache_files.read(path)
+            data = files.read(path)
         else:
-            data = await asyncio.to_thread(cache_files.read, path)
+            data = await asyncio.to_thread(files.read, path)
         entry = decode(data, key) if data is not None else None
         if entry is None:
             self._forget(name)
             if data is not None:  # damaged: make room for a good copy
-                self._chore(asyncio.to_thread(cache_files.unlink, path))
+                self._chore(asyncio.to_thread(files.unlink, path))
             return None
         if name in self._index:
             self._index.move_to_end(name)
@@ -190,7 +190,7 @@ class DiskStore:
         name = digest(key)
         head = encode_head(key, entry)
         write = asyncio.ensure_future(
-            asyncio.to_thread(cache_files.write, self.root, name, head, entry.body)
+            asyncio.to_thread(files.write, self.root, name, head, entry.body)
         )
         self._writes[name] = write
         write.add_done_callback(lambda done: self._written(name, done))
@@ -201,7 +201,7 @@ class DiskStore:
         pending = self._writes.get(name)
         if pending is not None:
             await asyncio.wait([pending])
-        removed = await asyncio.to_thread(cache_files.unlink, self.root / name[:2] / name)
+        removed = await asyncio.to_thread(files.unlink, self.root / name[:2] / name)
         self._forget(name)
         return removed
 
@@ -222,7 +222,7 @@ class DiskStore:
 
     async def _load(self) -> None:
         try:
-            found = await asyncio.to_thread(cache_files.scan, self.root)
+            found = await asyncio.to_thread(files.scan, self.root)
         except OSError:
             found = []
         # what was stored or read since the scan began is more recent than any file found
@@ -256,7 +256,7 @@ class DiskStore:
             name, size = self._index.popitem(last=False)
             self.used -= size
             victims.append(self.root / name[:2] / name)
-        self._chore(asyncio.to_thread(cache_files.unlink_all, victims))
+        self._chore(asyncio.to_thread(files.unlink_all, victims))
 
     def _chore(self, work: Any) -> None:
         future = asyncio.ensure_future(work)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import email.utils
 from collections.abc import Callable, Iterable
 
-from portico.gateway.cache_store import CachedResponse, CacheStore
+from portico.gateway.cache.store import CachedResponse, CacheStore
 from portico.gateway.context import RequestContext
 
 #: never stored with a response: framing (redone per answer), per-request or per-answer
