@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support.pg
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.db.migrate import upgrade_async
-from portico.gateway.telemetry import Batch, Rollup
+from portico.gateway.telemetry.rollups import Batch, Rollup
 from portico.management.analytics import hour_cache
 from portico.management.analytics import service as analytics_service
 from portico.management.analytics.repository import Condition

@@ -15,7 +15,7 @@ from typing import Any
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.snapshot import content_hash
-from portico.gateway.telemetry import Batch, TelemetryRecorder
+from portico.gateway.telemetry.rollups import Batch, TelemetryRecorder
 from portico.runner import settle_heap, use_uvloop
 
 HOST = "bench.example.com"

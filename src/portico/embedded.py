@@ -18,7 +18,7 @@ from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.gateway.config import SnapshotRefused
 from portico.gateway.gateway import Gateway
-from portico.gateway.telemetry import Batch, Sink
+from portico.gateway.telemetry.rollups import Batch, Sink
 from portico.management.dataplane.notifier import NOTIFIER
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.telemetry import service as telemetry_service

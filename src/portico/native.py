@@ -45,7 +45,7 @@ MODULES = (
     "portico.gateway.routing.paths",
     "portico.gateway.routing.router",
     "portico.gateway.services",
-    "portico.gateway.telemetry",
+    "portico.gateway.telemetry.rollups",
     "portico.gateway.plugins.key_auth_runtime",
     "portico.gateway.plugins.limit_count_runtime",
     "portico.gateway.plugins.product_quota_runtime",

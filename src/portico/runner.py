@@ -19,7 +19,7 @@ from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve as serve_http
 from portico.gateway.options import GatewayOptions
 from portico.gateway.status import status_handler
-from portico.gateway.telemetry import TelemetryRecorder
+from portico.gateway.telemetry.rollups import TelemetryRecorder
 
 logger = logging.getLogger("portico.runner")
 

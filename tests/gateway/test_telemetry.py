@@ -12,7 +12,7 @@ import pytest
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.snapshot import content_hash
-from portico.gateway.telemetry import (
+from portico.gateway.telemetry.rollups import (
     SKETCH_ACCURACY,
     SKETCH_MAX_INDEX,
     Batch,

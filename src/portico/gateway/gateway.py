@@ -49,13 +49,13 @@ from portico.gateway.http.proxy import (
 from portico.gateway.http.request import TAKEN, Taken
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
-from portico.gateway.metrics import GatewayMetrics
 from portico.gateway.options import GatewayOptions
 from portico.gateway.resources import SharedResources
 from portico.gateway.routing.client_address import ClientAddress
 from portico.gateway.routing.paths import PathRejected, normalize_path
 from portico.gateway.sealing import secret_box
 from portico.gateway.services import ConsumerIndex, RuntimeServices
+from portico.gateway.telemetry.metrics import GatewayMetrics
 
 if TYPE_CHECKING:
     from portico.gateway.snapshot import SnapshotConsumer

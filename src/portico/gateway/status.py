@@ -9,7 +9,7 @@ import json
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import Handler, Request, Responder
-from portico.gateway.metrics import CONTENT_TYPE
+from portico.gateway.telemetry.metrics import CONTENT_TYPE
 
 JSON = [("content-type", "application/json")]
 

@@ -22,7 +22,7 @@ import httpx
 
 from portico.gateway.config import SnapshotRefused
 from portico.gateway.gateway import Gateway
-from portico.gateway.telemetry import Batch
+from portico.gateway.telemetry.rollups import Batch
 
 logger = logging.getLogger("portico.gateway.sync")
 

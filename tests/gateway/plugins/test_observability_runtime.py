@@ -19,14 +19,14 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from portico.gateway import batch as batch_module
-from portico.gateway.batch import BatchFailed, BatchProcessor
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins._batching import BatchingConfig
 from portico.gateway.snapshot import content_hash
 from portico.gateway.status import status_handler
+from portico.gateway.telemetry import batch as batch_module
+from portico.gateway.telemetry.batch import BatchFailed, BatchProcessor
 from tests.e2e.test_gateway import Echo
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
 from tests.support.waiting import eventually

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portico.gateway.telemetry import SKETCH_MAX_INDEX
+from portico.gateway.telemetry.rollups import SKETCH_MAX_INDEX
 from portico.management.telemetry import sketch
 from portico.management.telemetry.sketch import NARROW_LIMIT, Accumulator
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from portico.gateway.telemetry import Batch, Rollup, RollupKey
+from portico.gateway.telemetry.rollups import Batch, Rollup, RollupKey
 from tests.management.conftest import World
 
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 
 from portico.core.db.engine import Database
-from portico.gateway.telemetry import sketch_index
+from portico.gateway.telemetry.rollups import sketch_index
 from portico.management.telemetry import sketch
 from portico.management.telemetry.models import (
     MEASURES,

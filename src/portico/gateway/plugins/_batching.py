@@ -6,8 +6,8 @@ it is full (``batch_max_size``), when no entry arrived for ``inactive_timeout`` 
 when its oldest entry is ``buffer_duration`` seconds old; a failed flush is retried
 ``max_retry_count`` times, ``retry_delay`` seconds apart, then dropped (and counted). Names and
 defaults are APISIX's batch processor's, so configurations carry over; the processor itself is
-``portico.gateway.batch``. The leading underscore keeps the registry from taking this module
-for a plugin.
+``portico.gateway.telemetry.batch`` (which reads these fields through its ``BatchSettings``).
+The leading underscore keeps the registry from taking this module for a plugin.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import TypeVar
 
 from pydantic import Field
 
-from portico.gateway.batch import BatchProcessor
-from portico.gateway.metrics import GatewayMetrics
 from portico.gateway.plugins.base import PluginConfig
 from portico.gateway.services import RuntimeServices
+from portico.gateway.telemetry.batch import BatchProcessor
+from portico.gateway.telemetry.metrics import GatewayMetrics
 
 T = TypeVar("T")
 

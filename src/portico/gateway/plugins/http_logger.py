@@ -1,10 +1,11 @@
 """http-logger: batches of log entries POSTed as JSON to an HTTP endpoint.
 
-Entries are APISIX's full log format (``portico.gateway.log_entry``: credentials redacted),
-batched by ``portico.gateway.batch``. A batch is one POST to ``uri`` with ``content-type:
-application/json`` and ``auth_header`` as ``Authorization``: a JSON array of entries
-(``concat_method: json``; always an array, even of one entry, so a receiver parses one shape —
-APISIX sends a lone entry as a bare object) or one JSON object per line (``new_line``).
+Entries are APISIX's full log format (``portico.gateway.telemetry.log_entry``: credentials
+redacted), batched by ``portico.gateway.telemetry.batch``. A batch is one POST to ``uri`` with
+``content-type: application/json`` and ``auth_header`` as ``Authorization``: a JSON array of
+entries (``concat_method: json``; always an array, even of one entry, so a receiver parses one
+shape — APISIX sends a lone entry as a bare object) or one JSON object per line
+(``new_line``).
 """
 
 from __future__ import annotations
@@ -17,14 +18,19 @@ from typing import Literal
 import httpx
 from pydantic import Field
 
-from portico.gateway.batch import BatchFailed
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
 from portico.gateway.egress import EgressGuard, EgressRefused
-from portico.gateway.log_entry import Redaction, capture_request_body, capture_response, full_log
 from portico.gateway.outbound import guarded_request
 from portico.gateway.plugins._batching import BatchingConfig, batch_processor
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
 from portico.gateway.services import RuntimeServices
+from portico.gateway.telemetry.batch import BatchFailed
+from portico.gateway.telemetry.log_entry import (
+    Redaction,
+    capture_request_body,
+    capture_response,
+    full_log,
+)
 
 
 class HttpLoggerConfig(BatchingConfig):

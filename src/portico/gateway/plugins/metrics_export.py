@@ -3,7 +3,7 @@ served on the metrics port.
 
 As APISIX's prometheus plugin: only requests that reach a route the plugin is attached to
 (globally, on the API or on the route) are counted, into the gateway's registry
-(``portico.gateway.metrics``, ``GET /metrics`` on the status listener):
+(``portico.gateway.telemetry.metrics``, ``GET /metrics`` on the status listener):
 
 - ``portico_http_requests_total{env, api, route, consumer, code, node}``
 - ``portico_http_latency_seconds{type=request|upstream, env, api, route, consumer}``
@@ -21,9 +21,9 @@ import dataclasses
 from pydantic import Field
 
 from portico.gateway.context import BasePluginRuntime, RequestContext
-from portico.gateway.metrics import GatewayMetrics
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 from portico.gateway.services import RuntimeServices
+from portico.gateway.telemetry.metrics import GatewayMetrics
 
 
 class MetricsExportConfig(PluginConfig):

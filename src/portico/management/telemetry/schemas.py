@@ -15,7 +15,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from portico.core.schema import WriteSchema
 from portico.core.validation import invalid
-from portico.gateway.telemetry import SKETCH_MAX_INDEX
+from portico.gateway.telemetry.rollups import SKETCH_MAX_INDEX
 from portico.management.telemetry.sketch import LEGACY_BUCKET_COUNT, Sketch, decode
 
 Count = Annotated[int, Field(ge=0, le=10**15)]

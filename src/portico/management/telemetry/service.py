@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import Clock
-from portico.gateway.telemetry import sketch_index
+from portico.gateway.telemetry.rollups import sketch_index
 from portico.management.environment.models import Environment
 from portico.management.telemetry import sketch as sketches
 from portico.management.telemetry.models import ADDED, EXTREMES, KEY, NAMES, SKETCHES

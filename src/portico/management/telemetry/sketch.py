@@ -27,7 +27,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 
-from portico.gateway.telemetry import SKETCH_MAX_INDEX, sketch_index, sketch_value
+from portico.gateway.telemetry.rollups import SKETCH_MAX_INDEX, sketch_index, sketch_value
 
 #: upper bounds (ms) of the 12-bucket latency histogram nodes sent before sketches (the
 #: last bucket is unbounded)

@@ -27,10 +27,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-if TYPE_CHECKING:
-    from portico.gateway.plugins._batching import BatchingConfig
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -40,6 +37,26 @@ MAX_PENDING_ENTRIES = 10_000
 MAX_PENDING_BYTES = 64 * 1024 * 1024
 #: at most one warning per processor per this many seconds (a dead sink must not flood logs)
 WARN_INTERVAL = 60.0
+
+
+class BatchSettings(Protocol):
+    """What a processor reads of a logger's configuration (``plugins._batching.BatchingConfig``,
+    where the fields are documented)."""
+
+    @property
+    def batch_max_size(self) -> int: ...
+
+    @property
+    def inactive_timeout(self) -> int: ...
+
+    @property
+    def buffer_duration(self) -> int: ...
+
+    @property
+    def max_retry_count(self) -> int: ...
+
+    @property
+    def retry_delay(self) -> int: ...
 
 
 class BatchFailed(Exception):
@@ -52,7 +69,7 @@ class BatchProcessor(Generic[T]):
     def __init__(
         self,
         name: str,
-        config: BatchingConfig,
+        config: BatchSettings,
         send: Callable[[list[T]], Awaitable[None]],
         *,
         dropped: Callable[[int], None] | None = None,
