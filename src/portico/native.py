@@ -38,7 +38,7 @@ MODULES = (
     "portico.gateway.routing.client_address",
     "portico.gateway.config",
     "portico.gateway.context",
-    "portico.gateway.counters",
+    "portico.gateway.counters.local",
     "portico.gateway.gateway",
     "portico.gateway.health.checker",
     "portico.gateway.health.state",

@@ -34,7 +34,7 @@ from portico.gateway.context import (
     ResponseHeaders,
     phase_plugins,
 )
-from portico.gateway.counters import LocalCounters
+from portico.gateway.counters.local import LocalCounters
 from portico.gateway.http.body import EMPTY_BODY
 from portico.gateway.http.proxy import (
     AddedHeaders,

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from portico.gateway.counters import LocalCounters
+from portico.gateway.counters.local import LocalCounters
 from portico.gateway.egress import EgressGuard
 from portico.gateway.resources import Resource, SharedResources
 from portico.gateway.sealing import SecretBox

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from portico.gateway.counters import LeakyBuckets, LocalCounters
+from portico.gateway.counters.local import LeakyBuckets, LocalCounters
+from portico.gateway.counters.redis import RedisCounters, RedisTarget
 from portico.gateway.egress import EgressGuard
 from portico.gateway.plugins import limit_req
-from portico.gateway.redis_counters import RedisCounters, RedisTarget
 from tests.gateway.test_pipeline import plugin, snapshot
 from tests.support.ports import free_port
 from tests.support.redisserver import RedisServer

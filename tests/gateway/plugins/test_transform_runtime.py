@@ -19,7 +19,7 @@ import pytest
 import uvloop
 
 from portico.gateway.context import RequestContext
-from portico.gateway.counters import LocalCounters
+from portico.gateway.counters.local import LocalCounters
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve, shutdown
 from portico.gateway.plugins.csrf import CsrfConfig, CsrfRuntime

@@ -14,8 +14,8 @@ from collections.abc import Callable, Set
 from typing import Final, Protocol
 
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
-from portico.gateway.counters import Admission, LocalCounters
-from portico.gateway.redis_counters import RedisCounters, RedisUnavailable, redis_counters
+from portico.gateway.counters.local import Admission, LocalCounters
+from portico.gateway.counters.redis import RedisCounters, RedisUnavailable, redis_counters
 from portico.gateway.services import RuntimeServices
 
 VARIABLE_REF: Final = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
-from portico.gateway.counters import LocalCounters
+from portico.gateway.counters.local import LocalCounters
+from portico.gateway.counters.redis import RedisCounters, RedisUnavailable
 from portico.gateway.egress import EgressGuard
-from portico.gateway.redis_counters import RedisCounters, RedisUnavailable
 from portico.gateway.services import ConsumerIndex, RuntimeServices
 from portico.gateway.snapshot import SnapshotApp, SnapshotProduct
 

@@ -33,7 +33,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from portico.gateway.counters import Admission
+from portico.gateway.counters.local import Admission
 from portico.gateway.egress import EgressGuard, EgressRefused
 from portico.gateway.services import RuntimeServices
 

@@ -1,0 +1,7 @@
+"""Counters that limit traffic: in this process (``local``: fixed windows, leaky buckets) or
+shared in Redis by every gateway that uses it (``redis``)."""
+
+from portico import native
+
+# the compiled build of the hot modules, when there is a current one (portico/native.py)
+__path__ = native.package_path(__name__, __path__)
