@@ -12,8 +12,7 @@ from typing import Annotated, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
-from portico.gateway.plugins.base import Category, HttpUrl, PluginConfig, PluginSpec
-from portico.gateway.plugins.key_auth import HEADER_NAME
+from portico.gateway.plugins.base import HEADER_NAME, Category, HttpUrl, PluginConfig, PluginSpec
 
 #: providers the runtime has a driver for; the explicit list turns a typo into an error at
 #: deploy instead of a 500 at the first request

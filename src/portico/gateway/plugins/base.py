@@ -68,6 +68,8 @@ def _regex(value: str) -> str:
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 IpOrCidr = Annotated[str, AfterValidator(_cidr)]
 Regex = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_regex)]
+#: a header (or query argument, or cookie) name: an RFC 9110 token
+HEADER_NAME = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,256}$"
 
 
 class Category(enum.StrEnum):

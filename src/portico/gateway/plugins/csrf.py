@@ -22,8 +22,7 @@ from email.utils import formatdate
 from pydantic import Field
 
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.key_auth import HEADER_NAME
+from portico.gateway.plugins.base import HEADER_NAME, Category, PluginConfig, PluginSpec
 from portico.gateway.services import RuntimeServices
 
 

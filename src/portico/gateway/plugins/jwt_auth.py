@@ -27,8 +27,13 @@ from portico.gateway.jwt_verify import (
     unverified_claims,
     verify,
 )
-from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
-from portico.gateway.plugins.key_auth import HEADER_NAME
+from portico.gateway.plugins.base import (
+    HEADER_NAME,
+    Category,
+    ConsumerCredential,
+    PluginConfig,
+    PluginSpec,
+)
 from portico.gateway.services import RuntimeServices
 from portico.gateway.snapshot import SnapshotConsumer
 

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.key_auth import HEADER_NAME
+from portico.gateway.plugins.base import HEADER_NAME, Category, PluginConfig, PluginSpec
 from portico.gateway.services import RuntimeServices
 
 HeaderName = Annotated[str, Field(pattern=HEADER_NAME)]

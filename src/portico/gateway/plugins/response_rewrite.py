@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.gateway.context import BasePluginRuntime, RequestContext
 from portico.gateway.context import ResponseHeaders as Headers
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.key_auth import HEADER_NAME
+from portico.gateway.plugins.base import HEADER_NAME, Category, PluginConfig, PluginSpec
 from portico.gateway.services import RuntimeServices
 
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
