@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from portico.gateway.plugins.product_quota_runtime import month_window, quota_window
+from portico.gateway.plugins.product_quota.runtime import month_window, quota_window
 from tests.gateway.plugins.conftest import Served
 from tests.gateway.test_pipeline import plugin, snapshot
 from tests.support.ports import free_port

@@ -35,7 +35,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from portico.gateway.counters.local import Admission
 from portico.gateway.egress import EgressGuard, EgressRefused
-from portico.gateway.services import RuntimeServices
 
 logger = logging.getLogger("portico.gateway.redis")
 
@@ -212,9 +211,3 @@ class RedisCounters:
         self._stale = True
         if client is not None:
             await client.aclose()
-
-
-def redis_counters(services: RuntimeServices, url: str) -> RedisCounters:
-    """The process's counters in the Redis at ``url``, shared across configuration swaps."""
-    key = hashlib.sha256(url.encode()).hexdigest()  # the URL may carry a password
-    return services.shared("redis", key, lambda: RedisCounters(url, services.egress))

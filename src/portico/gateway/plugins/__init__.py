@@ -1,10 +1,7 @@
-"""Gateway plugins: one module per plugin (see ``base`` for the contract) and the registry.
+"""Gateway plugins: one module per plugin, or one package for a plugin of several modules
+(see ``base`` for the contract), and the registry.
 
-The hottest plugins keep their per-request work in a ``*_runtime`` module compiled with the
-data plane (``portico.native``); their pydantic models stay in the plugin's own module.
+The hottest plugins (key-auth, limit-count, product-quota) are packages: their per-request work
+is in a ``runtime`` module compiled with the data plane (``portico.native``), their pydantic
+models in ``config``, and the package's ``__init__`` exports ``PLUGIN``.
 """
-
-from portico import native
-
-# the compiled build of the hot modules, when there is a current one (portico/native.py)
-__path__ = native.package_path(__name__, __path__)

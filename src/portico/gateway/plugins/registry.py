@@ -21,15 +21,13 @@ _NOT_PLUGINS = frozenset({"base", "registry"})
 
 def _plugin_modules() -> list[ModuleType]:
     """Every module of this package is a plugin (exporting ``PLUGIN``), as every file of
-    APISIX's ``apisix/plugins`` is: adding a plugin is adding its module. A ``*_runtime``
-    module is the compiled half of one (see the package's docstring)."""
+    APISIX's ``apisix/plugins`` is: adding a plugin is adding its module, or its package
+    (whose ``__init__`` exports ``PLUGIN``; see the package's docstring)."""
     names = sorted(
         {
             info.name
             for info in pkgutil.iter_modules(plugins_package.__path__)
-            if info.name not in _NOT_PLUGINS
-            and not info.name.startswith("_")
-            and not info.name.endswith("_runtime")
+            if info.name not in _NOT_PLUGINS and not info.name.startswith("_")
         }
     )
     return [importlib.import_module(f"{plugins_package.__name__}.{name}") for name in names]

@@ -122,7 +122,7 @@ def coverage_of(app: SnapshotApp | None, api_id: str, consumers: ConsumerIndex) 
 
 
 class ProductQuotaSettings(Protocol):
-    """What the runtime reads of ``product_quota.ProductQuotaConfig``."""
+    """What the runtime reads of ``config.ProductQuotaConfig``."""
 
     @property
     def error_policy(self) -> str: ...

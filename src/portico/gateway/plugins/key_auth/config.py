@@ -1,19 +1,15 @@
-"""key-auth: the consumer is the holder of an API key sent in a header (or query argument)."""
+"""key-auth's configuration and consumer credential (pydantic models, which the compiled
+``runtime`` cannot define)."""
 
 from __future__ import annotations
-
-import dataclasses
 
 from pydantic import Field
 
 from portico.gateway.plugins.base import (
     HEADER_NAME,
-    Category,
     ConsumerCredential,
     PluginConfig,
-    PluginSpec,
 )
-from portico.gateway.plugins.key_auth_runtime import KeyAuthRuntime
 
 
 class KeyAuthConfig(PluginConfig):
@@ -36,19 +32,3 @@ class KeyAuthCredential(ConsumerCredential):
     )
 
     secret_fields = frozenset({"key"})
-
-
-PLUGIN = PluginSpec(
-    name="key-auth",
-    category=Category.AUTHENTICATION,
-    order=100,
-    reorderable=True,
-    config=KeyAuthConfig,
-    consumer=KeyAuthCredential,
-    description="Authenticates consumers by an API key; missing → 401 'Missing API key in "
-    "request', unknown → 401 'Invalid API key in request'.",
-)
-
-
-# (the runtime, compiled with the data plane, is in key_auth_runtime)
-PLUGIN = dataclasses.replace(PLUGIN, runtime=KeyAuthRuntime)

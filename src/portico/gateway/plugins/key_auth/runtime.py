@@ -1,6 +1,6 @@
 """key-auth's per-request work, compiled with the data plane (``portico.native``).
 
-It lives apart from ``key_auth`` because that module holds the plugin's pydantic models, which
+It lives apart from ``config`` because that module holds the plugin's pydantic models, which
 a compiled module cannot define; this one reads its settings through ``KeyAuthSettings`` once,
 when the route's chain is built.
 """
@@ -21,7 +21,7 @@ _compare_digest: Final = hmac.compare_digest
 
 
 class KeyAuthSettings(Protocol):
-    """What the runtime reads of ``key_auth.KeyAuthConfig``."""
+    """What the runtime reads of ``config.KeyAuthConfig``."""
 
     @property
     def header(self) -> str: ...

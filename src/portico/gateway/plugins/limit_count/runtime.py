@@ -1,7 +1,7 @@
 """limit-count's per-request work and the key rules limit-req shares, compiled with the data
 plane (``portico.native``).
 
-Apart from ``limit_count`` because that module holds the plugin's pydantic models, which a
+Apart from ``config`` because that module holds the plugin's pydantic models, which a
 compiled module cannot define; the runtime reads its settings through ``LimitCountSettings``
 once, when the route's chain is built.
 """
@@ -15,7 +15,7 @@ from typing import Final, Protocol
 
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.counters.local import Admission, LocalCounters
-from portico.gateway.counters.redis import RedisCounters, RedisUnavailable, redis_counters
+from portico.gateway.counters.redis import RedisCounters, RedisUnavailable
 from portico.gateway.services import RuntimeServices
 
 VARIABLE_REF: Final = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")
@@ -31,7 +31,7 @@ class LimitSettings(Protocol):
 
 
 class LimitCountSettings(LimitSettings, Protocol):
-    """What the runtime reads of ``limit_count.LimitCountConfig``."""
+    """What the runtime reads of ``config.LimitCountConfig``."""
 
     @property
     def count(self) -> int: ...
@@ -99,6 +99,12 @@ class _VariableReader:
         if value:
             self.resolved += 1
         return value or ""
+
+
+def redis_counters(services: RuntimeServices, url: str) -> RedisCounters:
+    """The process's counters in the Redis at ``url``, shared across configuration swaps."""
+    key = hashlib.sha256(url.encode()).hexdigest()  # the URL may carry a password
+    return services.shared("redis", key, lambda: RedisCounters(url, services.egress))
 
 
 class LimitCountRuntime(BasePluginRuntime):

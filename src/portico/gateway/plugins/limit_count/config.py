@@ -1,14 +1,9 @@
-"""limit-count: at most ``count`` requests per ``time_window`` seconds per key.
-
-Counters are local to the gateway process, or shared in Redis (atomically) so that N workers
-together admit exactly ``count``. The key rules (``limit_key``, ``limit_scope``, in
-``limit_count_runtime`` with the runtime) and the Redis URL type are shared with limit-req and
-product-quota.
-"""
+"""limit-count's configuration (a pydantic model, which the compiled ``runtime`` cannot
+define), the checks of its key rules and the Redis URL type, which limit-req and product-quota
+share."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Annotated, Literal, Self
 from urllib.parse import urlsplit
@@ -16,8 +11,8 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, model_validator
 
 from portico.core.validation import invalid
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.limit_count_runtime import VARIABLE_REF, LimitCountRuntime
+from portico.gateway.plugins.base import PluginConfig
+from portico.gateway.plugins.limit_count.runtime import VARIABLE_REF
 
 KeyType = Literal["var", "var_combination", "constant"]
 Policy = Literal["local", "redis"]
@@ -110,18 +105,3 @@ class LimitCountConfig(PluginConfig):
         if self.policy == "redis" and self.redis_url is None:
             invalid(("redis_url",), 'property "redis_url" is required when policy is "redis"')
         return self
-
-
-PLUGIN = PluginSpec(
-    name="limit-count",
-    category=Category.TRAFFIC,
-    order=210,
-    reorderable=True,
-    config=LimitCountConfig,
-    description="Admits `count` requests per `time_window` seconds per key, counted locally or "
-    "in Redis; others get `rejected_code` (503). Adds X-RateLimit-* headers.",
-)
-
-
-# (the runtime and the key rules, compiled with the data plane, are in limit_count_runtime)
-PLUGIN = dataclasses.replace(PLUGIN, runtime=LimitCountRuntime)

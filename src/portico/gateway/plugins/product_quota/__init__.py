@@ -5,26 +5,19 @@ The quota itself (``limit`` per ``interval`` ``interval_unit``, a fixed calendar
 snapshot; the attachment only says what happens when the counters cannot be reached. Where
 counters live is the node's configuration (``PORTICO_REDIS_URL``): with more than one node it
 must be Redis, so that the nodes together admit exactly the limit.
+
+Its configuration is in ``config``; its per-request work, compiled with the data plane
+(``portico.native``), in ``runtime``.
 """
 
-from __future__ import annotations
+from portico import native
 
-import dataclasses
-from typing import Literal
+# the compiled build of the hot modules, when there is a current one (portico/native.py)
+__path__ = native.package_path(__name__, __path__)
 
-from pydantic import Field
-
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.product_quota_runtime import ProductQuotaRuntime
-
-
-class ProductQuotaConfig(PluginConfig):
-    error_policy: Literal["fail_close", "fail_open"] = Field(
-        "fail_close",
-        description="When the counter store is unreachable: refuse with 503 (fail_close) or "
-        "admit the request unmetered (fail_open).",
-    )
-
+from portico.gateway.plugins.base import Category, PluginSpec
+from portico.gateway.plugins.product_quota.config import ProductQuotaConfig
+from portico.gateway.plugins.product_quota.runtime import ProductQuotaRuntime
 
 PLUGIN = PluginSpec(
     name="product-quota",
@@ -36,6 +29,5 @@ PLUGIN = PluginSpec(
     "product that covers the API and is deployed in the environment (per app, or per "
     'developer with key_scope developer; fixed calendar windows). Used up → 429 {"error":'
     '"quota exceeded"}; no covering product → 403; runs after authentication.',
+    runtime=ProductQuotaRuntime,
 )
-
-PLUGIN = dataclasses.replace(PLUGIN, runtime=ProductQuotaRuntime)
