@@ -25,9 +25,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
-from portico.gateway.jwt_verify import ConsumerKey, prepare_key
 from portico.gateway.options import GatewayOptions
 from portico.gateway.plugins import basic_auth, jwt_auth
+from portico.gateway.plugins.jwt_auth.verify import ConsumerKey, prepare_key
 from portico.gateway.sealing import SecretBox, verify_password_hash
 from portico.gateway.snapshot import content_hash
 from portico.management.consumer.credentials import gateway_credential, prepare, secret_box

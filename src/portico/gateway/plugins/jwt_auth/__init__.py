@@ -1,7 +1,7 @@
 """jwt-auth: the consumer is the one whose ``key`` a signed JWT names.
 
 The consumer's ``algorithm`` is enforced, never the token header's (no algorithm confusion);
-``exp`` and ``nbf`` are checked.
+``exp`` and ``nbf`` are checked (the cryptography is in ``verify``).
 """
 
 from __future__ import annotations
@@ -19,20 +19,20 @@ from pydantic import Field, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
-from portico.gateway.jwt_verify import (
-    ConsumerKey,
-    KeyUnavailable,
-    TokenRejected,
-    prepare_key,
-    unverified_claims,
-    verify,
-)
 from portico.gateway.plugins.base import (
     HEADER_NAME,
     Category,
     ConsumerCredential,
     PluginConfig,
     PluginSpec,
+)
+from portico.gateway.plugins.jwt_auth.verify import (
+    ConsumerKey,
+    KeyUnavailable,
+    TokenRejected,
+    prepare_key,
+    unverified_claims,
+    verify,
 )
 from portico.gateway.services import RuntimeServices
 from portico.gateway.snapshot import SnapshotConsumer

@@ -2,8 +2,9 @@
 only one accepted (never the token header's choice), ``exp``/``nbf`` read against the
 gateway's clock.
 
-Kept apart from the plugin module so that the plugin reads as APISIX's flow (find the token,
-find the consumer by its ``key`` claim, verify) while the cryptography stays here.
+Kept apart from the plugin (the package's ``__init__``) so that the plugin reads as APISIX's
+flow (find the token, find the consumer by its ``key`` claim, verify) while the cryptography
+stays here.
 """
 
 from __future__ import annotations
