@@ -50,6 +50,7 @@ MODULES = (
     "portico.gateway.plugins.limit_count.runtime",
     "portico.gateway.plugins.product_quota.runtime",
     "portico.gateway.http.body",
+    "portico.gateway.http.channel",
     "portico.gateway.http.connection",
     "portico.gateway.http.errors",
     "portico.gateway.http.names",

@@ -46,7 +46,7 @@ from portico.gateway.http.proxy import (
     forward_now,
     with_added,
 )
-from portico.gateway.http.request import TAKEN, Taken
+from portico.gateway.http.responder import TAKEN, Taken
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
 from portico.gateway.options import GatewayOptions

@@ -19,7 +19,7 @@ from .errors import (
     error_body,
 )
 from .proxy import BodyTransform, OnResponse, ProxyResult, Target, forward, forward_now
-from .request import TAKEN, Taken
+from .responder import TAKEN, Taken
 from .server import Handler, Limits, Request, Responder, serve, shutdown
 from .upstream import (
     ConnectFailed,

@@ -8,12 +8,10 @@ instead of filling memory; reading resumes once the consumer has taken the buffe
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
+from .channel import Channel
 from .errors import ClientError, RequestTimeout
-
-if TYPE_CHECKING:
-    from .connection import HttpProtocol
 
 HIGH_WATER: Final = 256 * 1024
 
@@ -41,7 +39,7 @@ class RequestBody:
         "received",
     )
 
-    def __init__(self, proto: HttpProtocol | None, *, chunked: bool, expect_continue: bool) -> None:
+    def __init__(self, proto: Channel | None, *, chunked: bool, expect_continue: bool) -> None:
         self._proto = proto
         self._chunks: list[bytes] = []
         self._error: ClientError | None = None

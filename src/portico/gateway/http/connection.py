@@ -30,10 +30,11 @@ from typing import Final, cast
 import httptools
 
 from .body import EMPTY_BODY, HIGH_WATER, RequestBody
+from .channel import Channel, Limits
 from .errors import BadRequest, ClientDisconnected, ClientError, PayloadTooLarge, raw_error_response
-from .outbox import Holder, Outbox
-from .request import TAKEN, Handler, HeadError, Limits, Request, RequestHead
-from .responder import Responder
+from .outbox import Outbox
+from .request import HeadError, Request, RequestHead
+from .responder import TAKEN, Handler, Responder
 from .timer import Deadline
 
 logger: Final = logging.getLogger("portico.gateway.http")
@@ -67,7 +68,7 @@ class _Callbacks:
         self.on_message_complete = proto.on_message_complete
 
 
-class HttpProtocol(Holder):  # an asyncio.Protocol by its methods (see server.serve)
+class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.serve)
     __slots__ = (
         "_active",
         "_beginning",
@@ -94,15 +95,8 @@ class HttpProtocol(Holder):  # an asyncio.Protocol by its methods (see server.se
         "_task",
         "_timer",
         "_upgrade_buf",
-        "client_ip",
-        "client_port",
-        "closed",
         "halted",
-        "limits",
-        "loop",
-        "must_close",
         "transport",
-        "write_paused",
     )
 
     def __init__(
@@ -112,22 +106,16 @@ class HttpProtocol(Holder):  # an asyncio.Protocol by its methods (see server.se
         live: set[HttpProtocol],
         outbox: Outbox | None = None,
     ) -> None:
+        super().__init__(limits)  # limits, loop, client address, closed, must_close, write_paused
         self._handler = handler
         self._outbox = outbox or Outbox()
         self._held: list[bytes] | None = None  # written at the end of this loop iteration
-        self.limits = limits
         self._live = live
-        self.loop = asyncio.get_running_loop()
         self._timer = Deadline(self.loop, self._timed_out)
         self._head = RequestHead(limits.max_headers)
         self._parser = httptools.HttpRequestParser(_Callbacks(self, self._head))
         self.transport: asyncio.Transport = None  # type: ignore[assignment]
-        self.client_ip = ""
-        self.client_port = 0
-        self.closed = False
         self.halted = False  # parse nothing more; close once the current response is out
-        self.must_close = False
-        self.write_paused = False
         self._drain_waiter: asyncio.Future[None] | None = None
         self._reading_paused = False
         self._detached = False
@@ -385,20 +373,22 @@ class HttpProtocol(Holder):  # an asyncio.Protocol by its methods (see server.se
                 await self.drain()  # a client that reads nothing gets no further responses
         self._finish(request, responder)
 
-    def taken_finished(self, responder: Responder, error: BaseException | None) -> None:
-        if responder is not self._active:
+    def taken_finished(self, responder: object, error: BaseException | None) -> None:
+        active = self._active
+        if active is None or responder is not active:
             return
-        request = responder.request
+        request = active.request
         if error is not None:
-            self._failed(error, request, responder)
-        self._completed(request, responder)  # (_start begins the next pipelined request)
+            self._failed(error, request, active)
+        self._completed(request, active)  # (_start begins the next pipelined request)
 
-    def taken_deferred(self, responder: Responder, job: Awaitable[None]) -> None:
-        if responder is not self._active:
+    def taken_deferred(self, responder: object, job: Awaitable[None]) -> None:
+        active = self._active
+        if active is None or responder is not active:
             if asyncio.iscoroutine(job):
                 job.close()
             return
-        self._run_in_task(self._run(responder.request, responder, job))
+        self._run_in_task(self._run(active.request, active, job))
 
     def _completed(self, request: Request, responder: Responder) -> None:
         """The handler is done (at once, or from callbacks): the next request's turn, once a
@@ -546,7 +536,7 @@ class HttpProtocol(Holder):  # an asyncio.Protocol by its methods (see server.se
             else:
                 self.close()  # idle keep-alive (or a connection that never sent anything)
 
-    # -- used by RequestBody and Responder -----------------------------------------------
+    # -- used by RequestBody and Responder (see channel.Channel) ------------------------
 
     def body_timed_out(self) -> None:
         self.must_close = self.halted = True

@@ -1,4 +1,4 @@
-"""The request as handlers see it, the server's limits, and the checks a request head must pass.
+"""The request as handlers see it, and the checks a request head must pass.
 
 ``RequestHead`` collects the target and headers from the parser and turns them into a
 ``Request`` — or refuses them with a ``HeadError`` carrying the status (400, 405, 413, 417, 431,
@@ -8,16 +8,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from .body import EMPTY_BODY, RequestBody
+from .channel import Channel
 from .names import HEADER_NAMES
-
-if TYPE_CHECKING:
-    from .connection import HttpProtocol
-    from .responder import Responder
 
 
 class Request:
@@ -87,31 +82,6 @@ class Request:
             if key == name:
                 return value
         return None
-
-
-class Taken:
-    """What a handler returns when it has taken the request over without a coroutine: it will
-    call ``Responder.finish()`` when done, or ``Responder.defer()`` to go on in one."""
-
-    __slots__ = ()
-
-
-TAKEN: Final = Taken()
-
-#: Called once per request. Returns a coroutine the connection's task runs (the usual
-#: ``async def`` handler), None when it answered at once, or ``TAKEN``.
-Handler = Callable[[Request, "Responder"], Awaitable[None] | Taken | None]
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_header_bytes: int = 32 * 1024  # request line + headers → 431
-    max_headers: int = 100  # → 431
-    max_body_bytes: int = 8 * 1024 * 1024  # → 413
-    header_timeout: float = 10.0  # complete request head → 408 and close
-    keepalive_timeout: float = 60.0  # idle keep-alive connection closed after this
-    body_timeout: float = 60.0  # between two body chunks → 408
-    send_timeout: float = 60.0  # a client that reads nothing for this long is dropped
 
 
 class HeadError(Exception):
@@ -219,7 +189,7 @@ class RequestHead:
 
     def build(
         self,
-        proto: HttpProtocol,
+        proto: Channel,
         raw_method: bytes,
         version: str,
         upgrade: bool,

@@ -8,14 +8,12 @@ leave in one ``transport.write``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final
 
+from .channel import Channel
 from .errors import ClientDisconnected, error_body, reason
-
-if TYPE_CHECKING:
-    from .connection import HttpProtocol
-    from .request import Request
+from .request import Request
 
 # (each one Final: compiled, a constant is inlined, a plain module global is a dict lookup)
 _NONE: Final = 0
@@ -53,6 +51,16 @@ def _status_line(status: int) -> str:
     return line
 
 
+class Taken:
+    """What a handler returns when it has taken the request over without a coroutine: it will
+    call ``Responder.finish()`` when done, or ``Responder.defer()`` to go on in one."""
+
+    __slots__ = ()
+
+
+TAKEN: Final = Taken()
+
+
 class Responder:
     """Writes the response to one request (see the module docstring for the framing rules).
 
@@ -78,7 +86,7 @@ class Responder:
 
     def __init__(
         self,
-        proto: HttpProtocol,
+        proto: Channel,
         request: Request,
         *,
         head_only: bool,
@@ -407,3 +415,8 @@ class Responder:
                 framing += "connection: keep-alive\r\n"
         self.keep_alive = keep_alive
         return framing + "\r\n"
+
+
+#: Called once per request. Returns a coroutine the connection's task runs (the usual
+#: ``async def`` handler), None when it answered at once, or ``TAKEN``.
+Handler = Callable[[Request, Responder], Awaitable[None] | Taken | None]

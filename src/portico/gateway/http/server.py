@@ -11,10 +11,11 @@ import asyncio
 import weakref
 from typing import cast
 
+from .channel import Limits
 from .connection import HttpProtocol
 from .outbox import Outbox
-from .request import Handler, Limits, Request
-from .responder import Responder
+from .request import Request
+from .responder import Handler, Responder
 
 __all__ = ["Handler", "HttpProtocol", "Limits", "Request", "Responder", "serve", "shutdown"]
 
