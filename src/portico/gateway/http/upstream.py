@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncIterable, AsyncIterator
-from dataclasses import dataclass
 from typing import Final, cast
 
 from .errors import (
@@ -32,8 +31,7 @@ from .errors import (
     UpstreamTimeout,
 )
 from .errors import reason as default_reason
-from .outbox import Outbox
-from .upstream_conn import Connection, header_pairs
+from .upstream_conn import Connection, Pool, Timeouts, header_pairs
 
 __all__ = [
     "ConnectFailed",
@@ -48,13 +46,6 @@ __all__ = [
 ]
 
 _Key = tuple[str, int, bool, str | None]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    connect: float = 60.0
-    send: float = 60.0  # between two successful writes of the request
-    read: float = 60.0  # between two successful reads of the response
 
 
 class ResponseBody:
@@ -272,7 +263,7 @@ def response_of(conn: Connection, read_timeout: float) -> UpstreamResponse:
     )
 
 
-class UpstreamPool:
+class UpstreamPool(Pool):
     def __init__(
         self,
         *,
@@ -281,11 +272,11 @@ class UpstreamPool:
         max_requests_per_connection: int = 1000,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        super().__init__()  # the outbox of bodiless request heads
         self.max_idle_per_host = max_idle_per_host
         self.idle_timeout = idle_timeout
         self.max_requests_per_connection = max_requests_per_connection
         self._ssl = ssl_context
-        self.outbox = Outbox()  # bodiless request heads, written together (see outbox)
         self._idle: dict[_Key, list[Connection]] = {}
         self._live: set[Connection] = set()
         self._drained: asyncio.Event | None = None

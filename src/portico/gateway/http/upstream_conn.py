@@ -7,23 +7,24 @@ timeout while a request body waits for the socket to drain, and the idle timeout
 An exchange is driven either by a coroutine (``exchange`` then ``wait``) or, for a request
 without a body, by callbacks: ``send`` writes the request and the ``Listener`` is called once,
 when the response head is in (with whatever of the body came with it) or the exchange failed.
+
+The connection sees its pool (``upstream.UpstreamPool``, which imports this module) as a
+:class:`Pool`; the ``Timeouts`` of an exchange are declared here too.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING, Final, cast
+from dataclasses import dataclass
+from typing import Final, cast
 
 import httptools
 
 from .errors import StaleConnection, UpstreamError, UpstreamReset, UpstreamTimeout
 from .names import HEADER_NAMES, HOP_BY_HOP
-from .outbox import Holder
+from .outbox import Holder, Outbox
 from .timer import Deadline
-
-if TYPE_CHECKING:
-    from .upstream import Timeouts, UpstreamPool
 
 HIGH_WATER: Final = 256 * 1024
 # nginx refuses response heads beyond proxy_buffer_size ("upstream sent too big header").
@@ -50,6 +51,13 @@ _NOTED_SIZES: Final = sum({name_size_bit(len(name)) for name in _NOTED})
 _REQUEST_ID: Final = b"x-request-id"
 
 
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = 60.0
+    send: float = 60.0  # between two successful writes of the request
+    read: float = 60.0  # between two successful reads of the response
+
+
 class Listener:
     """Who hears of a callback-driven exchange (a base class, not a ``Protocol``: compiled,
     ``on_upstream`` is then a direct call)."""
@@ -59,6 +67,24 @@ class Listener:
     def on_upstream(self) -> None:
         """The head is in (``head_done``; ``done`` if the body came with it), or the exchange
         failed (``error``): called once, after the read that brought it was parsed."""
+        raise NotImplementedError
+
+
+class Pool:
+    """What a connection needs of the pool it belongs to (a base class, not a ``Protocol``:
+    compiled, its methods are then direct calls; ``upstream.UpstreamPool`` is the pool)."""
+
+    __slots__ = ("outbox",)
+
+    def __init__(self) -> None:
+        self.outbox = Outbox()  # bodiless request heads, written together (see outbox)
+
+    def put(self, conn: Connection) -> None:
+        """``conn`` is done with its exchange: keep it for the next one, or close it."""
+        raise NotImplementedError
+
+    def forget(self, conn: Connection) -> None:
+        """``conn`` is closed (or was handed over to a tunnel)."""
         raise NotImplementedError
 
 
@@ -106,7 +132,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         "write_paused",
     )
 
-    def __init__(self, pool: UpstreamPool, key: tuple[str, int, bool, str | None]) -> None:
+    def __init__(self, pool: Pool, key: tuple[str, int, bool, str | None]) -> None:
         self.pool = pool
         self.key = key
         #: the pool's idle list for ``key`` (set by the pool)
