@@ -54,7 +54,7 @@ MODULES = (
     "portico.gateway.http.connection",
     "portico.gateway.http.errors",
     "portico.gateway.http.names",
-    "portico.gateway.http.outbox",
+    "portico.gateway.http.held_writes",
     "portico.gateway.http.proxy",
     "portico.gateway.http.request",
     "portico.gateway.http.responder",

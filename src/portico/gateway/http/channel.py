@@ -3,7 +3,7 @@
 A request's body (``body``), its head (``request``) and its responder (``responder``) call back
 into the connection that carries them (``connection.HttpProtocol``), which builds all three.
 :class:`Channel` declares what they use of it, so that they import this module rather than
-the connection. (A base class, not a ``Protocol``, as ``outbox.Holder`` is: compiled, its
+the connection. (A base class, not a ``Protocol``, as ``held_writes.Holder`` is: compiled, its
 methods are then direct calls and its attributes struct fields.)
 """
 
@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable
 from dataclasses import dataclass
 
-from .outbox import Holder
+from .held_writes import Holder
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import httptools
 from .body import EMPTY_BODY, HIGH_WATER, RequestBody
 from .channel import Channel, Limits
 from .errors import BadRequest, ClientDisconnected, ClientError, PayloadTooLarge, raw_error_response
-from .outbox import Outbox
+from .held_writes import HeldWrites
 from .request import HeadError, Request, RequestHead
 from .responder import TAKEN, Handler, Responder
 from .timer import Deadline
@@ -81,11 +81,11 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         "_head_bytes",
         "_head_timed",
         "_held",
+        "_held_writes",
         "_idle_waiter",
         "_job",
         "_lingering",
         "_live",
-        "_outbox",
         "_parser",
         "_parsing_body",
         "_pipeline",
@@ -104,11 +104,11 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         handler: Handler,
         limits: Limits,
         live: set[HttpProtocol],
-        outbox: Outbox | None = None,
+        held_writes: HeldWrites | None = None,
     ) -> None:
         super().__init__(limits)  # limits, loop, client address, closed, must_close, write_paused
         self._handler = handler
-        self._outbox = outbox or Outbox()
+        self._held_writes = held_writes or HeldWrites()
         self._held: list[bytes] | None = None  # written at the end of this loop iteration
         self._live = live
         self._timer = Deadline(self.loop, self._timed_out)
@@ -583,7 +583,7 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         self._upgrade_buf = None
         return self.transport, bytes(buf) if buf else b""
 
-    # -- writing (see outbox) ------------------------------------------------------------
+    # -- writing (see held_writes) -------------------------------------------------------
 
     def write(self, data: bytes) -> None:
         """Write now, after what is held."""
@@ -601,7 +601,7 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         held = self._held
         if held is None:
             self._held = [data]
-            self._outbox.add(self, self.loop)
+            self._held_writes.add(self, self.loop)
         else:
             held.append(data)
 

@@ -214,7 +214,7 @@ class Responder:
 
     def write_last(self, chunk: bytes) -> None:
         """The last body chunk (may be empty) and the end of the response, in one write with
-        the head when it is still held back, at the end of this loop iteration (see outbox):
+        the head when it is still held back, at the end of this loop iteration (see held_writes):
         a complete answer costs one system call. Does not wait for a client that is not
         reading (the connection drains before its next response)."""
         if self._state != _STARTED:
@@ -248,7 +248,7 @@ class Responder:
 
     def send(self, status: int, headers: list[tuple[str, str]], body: bytes = b"") -> None:
         """The whole response in one write, with ``content-length``, at the end of this loop
-        iteration (see outbox)."""
+        iteration (see held_writes)."""
         head = self._build(status, headers, len(body))
         self._state = _DONE
         proto = self._proto

@@ -13,7 +13,7 @@ from typing import cast
 
 from .channel import Limits
 from .connection import HttpProtocol
-from .outbox import Outbox
+from .held_writes import HeldWrites
 from .request import Request
 from .responder import Handler, Responder
 
@@ -36,11 +36,11 @@ async def serve(
     """Listen on ``host:port`` and run ``handler`` for every request."""
     loop = asyncio.get_running_loop()
     live: set[HttpProtocol] = set()
-    outbox = Outbox()
+    held_writes = HeldWrites()
     # (an asyncio protocol by its methods, not by inheritance: a compiled class of its own,
     # whose attributes are struct fields; portico/native.py)
     server = await loop.create_server(
-        lambda: cast(asyncio.Protocol, HttpProtocol(handler, limits, live, outbox)),
+        lambda: cast(asyncio.Protocol, HttpProtocol(handler, limits, live, held_writes)),
         host,
         port,
         reuse_port=reuse_port,

@@ -272,7 +272,7 @@ class UpstreamPool(Pool):
         max_requests_per_connection: int = 1000,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        super().__init__()  # the outbox of bodiless request heads
+        super().__init__()  # the held writes of bodiless request heads
         self.max_idle_per_host = max_idle_per_host
         self.idle_timeout = idle_timeout
         self.max_requests_per_connection = max_requests_per_connection

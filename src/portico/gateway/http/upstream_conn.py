@@ -22,8 +22,8 @@ from typing import Final, cast
 import httptools
 
 from .errors import StaleConnection, UpstreamError, UpstreamReset, UpstreamTimeout
+from .held_writes import HeldWrites, Holder
 from .names import HEADER_NAMES, HOP_BY_HOP
-from .outbox import Holder, Outbox
 from .timer import Deadline
 
 HIGH_WATER: Final = 256 * 1024
@@ -74,10 +74,11 @@ class Pool:
     """What a connection needs of the pool it belongs to (a base class, not a ``Protocol``:
     compiled, its methods are then direct calls; ``upstream.UpstreamPool`` is the pool)."""
 
-    __slots__ = ("outbox",)
+    __slots__ = ("held_writes",)
 
     def __init__(self) -> None:
-        self.outbox = Outbox()  # bodiless request heads, written together (see outbox)
+        # bodiless request heads, written together (see held_writes)
+        self.held_writes = HeldWrites()
 
     def put(self, conn: Connection) -> None:
         """``conn`` is done with its exchange: keep it for the next one, or close it."""
@@ -388,7 +389,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         request head this small is not held back by the socket)."""
         self._begin(method)
         self._held = head
-        self.pool.outbox.add(self, self.loop)  # (see outbox)
+        self.pool.held_writes.add(self, self.loop)  # (see held_writes)
         self.body_sent = True
         self.listener = listener
         self._phase = _READ

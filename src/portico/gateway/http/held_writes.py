@@ -28,7 +28,7 @@ class Holder:
         raise NotImplementedError
 
 
-class Outbox:
+class HeldWrites:
     """The writers holding data in this loop iteration; ``flush`` runs once it is over."""
 
     __slots__ = ("_holders",)
