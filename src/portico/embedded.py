@@ -16,7 +16,7 @@ import uuid
 
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
-from portico.gateway.config import SnapshotRefused
+from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch, Sink
 from portico.management.dataplane.notifier import NOTIFIER

@@ -17,7 +17,7 @@ import uvicorn
 from portico.core.settings import Settings, split_host_port
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve as serve_http
-from portico.gateway.options import GatewayOptions
+from portico.gateway.node_options import GatewayOptions
 from portico.gateway.status import status_handler
 from portico.gateway.telemetry.rollups import TelemetryRecorder
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from portico.gateway.config import EnvironmentRuntime
 from portico.gateway.context import RequestContext
+from portico.gateway.environment_runtime import EnvironmentRuntime
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.proxy import AddedHeaders
 from portico.gateway.http.server import serve, shutdown

@@ -11,7 +11,7 @@ import pytest
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.body import EMPTY_BODY
 from portico.gateway.http.server import Request
-from portico.gateway.options import GatewayOptions
+from portico.gateway.node_options import GatewayOptions
 from portico.gateway.routing.client_address import ClientAddress
 from tests.gateway import test_pipeline
 from tests.gateway.test_pipeline import HOST, plugin, running, snapshot

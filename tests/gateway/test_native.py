@@ -44,7 +44,7 @@ def test_a_build_is_current_only_with_every_module_s_source_unchanged(
     assert native.current(tmp_path)
     assert not caplog.records
 
-    for edited in ("portico/gateway/http/connection.py", "portico/gateway/config.py"):
+    for edited in ("portico/gateway/http/connection.py", "portico/gateway/environment_runtime.py"):
         hashes = dict(json.loads(json.dumps(recorded))["sources"])
         hashes[edited] = "0" * 64  # a compiled module, or one it calls, edited since the build
         (tmp_path / native.MANIFEST).write_text(json.dumps({**recorded, "sources": hashes}))

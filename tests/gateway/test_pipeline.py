@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from portico.gateway.config import SnapshotRefused
+from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway, RequestIds
 from portico.gateway.http.server import serve
 from portico.gateway.snapshot import content_hash

@@ -1,6 +1,6 @@
 """What a plugin sees of a request, and what it may do to it.
 
-A chain is built once per config snapshot (``gateway.config``); per request only a
+A chain is built once per config snapshot (``environment_runtime``); per request only a
 ``RequestContext`` is allocated. Plugins run in phases:
 
 * ``access`` — before the upstream is chosen, in chain order; a plugin may answer the

@@ -18,15 +18,6 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs
 
 from portico.gateway.balancing.nodes import Node, PickContext
-from portico.gateway.config import (
-    Chain,
-    EnvironmentRuntime,
-    HealthRegistry,
-    RouteRuntime,
-    SnapshotRefused,
-    UpstreamRuntime,
-    build_environment,
-)
 from portico.gateway.context import (
     PluginRuntime,
     Reply,
@@ -35,6 +26,15 @@ from portico.gateway.context import (
     phase_plugins,
 )
 from portico.gateway.counters.local import LocalCounters
+from portico.gateway.environment_runtime import (
+    Chain,
+    EnvironmentRuntime,
+    HealthRegistry,
+    RouteRuntime,
+    SnapshotRefused,
+    UpstreamRuntime,
+    build_environment,
+)
 from portico.gateway.http.body import EMPTY_BODY
 from portico.gateway.http.proxy import (
     AddedHeaders,
@@ -49,12 +49,12 @@ from portico.gateway.http.proxy import (
 from portico.gateway.http.responder import TAKEN, Taken
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
-from portico.gateway.options import GatewayOptions
-from portico.gateway.resources import SharedResources
+from portico.gateway.node_options import GatewayOptions
+from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.routing.client_address import ClientAddress
 from portico.gateway.routing.paths import PathRejected, normalize_path
 from portico.gateway.sealing import secret_box
-from portico.gateway.services import ConsumerIndex, RuntimeServices
+from portico.gateway.shared_resources import SharedResources
 from portico.gateway.telemetry.metrics import GatewayMetrics
 
 if TYPE_CHECKING:

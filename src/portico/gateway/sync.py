@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from portico.gateway.config import SnapshotRefused
+from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch
 

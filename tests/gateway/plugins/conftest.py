@@ -14,7 +14,7 @@ import pytest
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
-from portico.gateway.options import GatewayOptions
+from portico.gateway.node_options import GatewayOptions
 from tests.e2e.test_gateway import Echo
 from tests.gateway.test_pipeline import HOST
 from tests.support.redisserver import RedisServer

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
-from portico.gateway.options import GatewayOptions
+from portico.gateway.node_options import GatewayOptions
 from portico.gateway.plugins import basic_auth, jwt_auth
 from portico.gateway.plugins.jwt_auth.verify import ConsumerKey, prepare_key
 from portico.gateway.sealing import SecretBox, verify_password_hash

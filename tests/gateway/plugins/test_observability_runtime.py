@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
-from portico.gateway.options import GatewayOptions
+from portico.gateway.node_options import GatewayOptions
 from portico.gateway.plugins._batching import BatchingConfig
 from portico.gateway.snapshot import content_hash
 from portico.gateway.status import status_handler

@@ -25,7 +25,7 @@ import uvloop
 from portico.gateway.cache.store import CachedResponse, DiskStore, MemoryStore, digest
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
-from portico.gateway.options import GatewayOptions
+from portico.gateway.node_options import GatewayOptions
 from portico.gateway.plugins import proxy_cache
 from portico.gateway.snapshot import content_hash
 from tests.gateway.test_pipeline import HOST, plugin, snapshot

@@ -22,9 +22,9 @@ from portico.gateway.context import RequestContext
 from portico.gateway.counters.local import LocalCounters
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve, shutdown
+from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.csrf import CsrfConfig, CsrfRuntime
 from portico.gateway.plugins.registry import PluginCheckError, check_plugin
-from portico.gateway.services import ConsumerIndex, RuntimeServices
 from tests.gateway.test_pipeline import HOST, plugin, snapshot
 
 LOOPS = {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}

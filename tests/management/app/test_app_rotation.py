@@ -13,7 +13,7 @@ import jwt
 
 from portico.core.db.engine import Database
 from portico.gateway.gateway import Gateway
-from portico.gateway.options import GatewayOptions
+from portico.gateway.node_options import GatewayOptions
 from tests.conftest import TEST_SECRET
 from tests.gateway.test_pipeline import running
 from tests.management.app.test_apps import config, create_app, developer

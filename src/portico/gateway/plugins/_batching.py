@@ -18,8 +18,8 @@ from typing import TypeVar
 
 from pydantic import Field
 
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import PluginConfig
-from portico.gateway.services import RuntimeServices
 from portico.gateway.telemetry.batch import BatchProcessor
 from portico.gateway.telemetry.metrics import GatewayMetrics
 

@@ -27,7 +27,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from portico.gateway.context import PluginRuntime
-    from portico.gateway.services import RuntimeServices
+    from portico.gateway.plugin_services import RuntimeServices
 
 
 def _http_url(value: str) -> str:

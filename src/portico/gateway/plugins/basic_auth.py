@@ -16,9 +16,9 @@ from collections import OrderedDict
 from pydantic import Field, field_validator
 
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
 from portico.gateway.sealing import hash_password, verify_password_hash
-from portico.gateway.services import RuntimeServices
 from portico.gateway.snapshot import SnapshotConsumer
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -9,8 +9,8 @@ from pydantic import ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 
 ConsumerName = Annotated[str, Field(min_length=1, max_length=256)]
 

@@ -22,8 +22,8 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 
 _TOKEN = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,256}")  # RFC 9110: methods, header names
 _HOSTNAME = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?")

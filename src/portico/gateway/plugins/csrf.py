@@ -22,8 +22,8 @@ from email.utils import formatdate
 from pydantic import Field
 
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import HEADER_NAME, Category, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 
 
 class CsrfConfig(PluginConfig):

@@ -21,9 +21,9 @@ from pydantic import Field
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
 from portico.gateway.egress import EgressGuard, EgressRefused
 from portico.gateway.outbound import guarded_request
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig, batch_processor
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
-from portico.gateway.services import RuntimeServices
 from portico.gateway.telemetry.batch import BatchFailed
 from portico.gateway.telemetry.log_entry import (
     Redaction,

@@ -15,8 +15,8 @@ from pydantic import ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, IpOrCidr, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 
 
 class IpRestrictionConfig(PluginConfig):

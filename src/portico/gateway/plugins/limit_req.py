@@ -16,10 +16,10 @@ from pydantic import Field, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 from portico.gateway.plugins.limit_count.config import KeyType, key_error
 from portico.gateway.plugins.limit_count.runtime import limit_key, limit_scope
-from portico.gateway.services import RuntimeServices
 
 
 class LimitReqConfig(PluginConfig):

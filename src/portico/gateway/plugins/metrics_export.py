@@ -21,8 +21,8 @@ import dataclasses
 from pydantic import Field
 
 from portico.gateway.context import BasePluginRuntime, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 from portico.gateway.telemetry.metrics import GatewayMetrics
 
 

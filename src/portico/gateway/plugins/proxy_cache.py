@@ -33,8 +33,8 @@ from portico.gateway.cache.policy import (
 )
 from portico.gateway.cache.store import CacheStore, DiskStore, MemoryStore
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 
 CacheMethod = Literal["GET", "HEAD", "POST"]
 

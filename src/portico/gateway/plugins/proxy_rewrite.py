@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import HEADER_NAME, Category, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 
 HeaderName = Annotated[str, Field(pattern=HEADER_NAME)]
 # a value goes onto the wire verbatim: no CR/LF (header injection), no NUL

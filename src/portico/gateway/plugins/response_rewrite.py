@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.gateway.context import BasePluginRuntime, RequestContext
 from portico.gateway.context import ResponseHeaders as Headers
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import HEADER_NAME, Category, PluginConfig, PluginSpec
-from portico.gateway.services import RuntimeServices
 
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
 HeaderName = Annotated[str, Field(pattern=HEADER_NAME)]

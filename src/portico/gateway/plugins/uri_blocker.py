@@ -12,8 +12,8 @@ import re
 from pydantic import Field
 
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec, Regex
-from portico.gateway.services import RuntimeServices
 
 
 class UriBlockerConfig(PluginConfig):

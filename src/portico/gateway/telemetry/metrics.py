@@ -23,7 +23,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from portico.gateway.config import EnvironmentRuntime
+    from portico.gateway.environment_runtime import EnvironmentRuntime
     from portico.gateway.health.checker import HealthChecker
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4

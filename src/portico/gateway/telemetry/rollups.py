@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from portico.gateway.config import EnvironmentRuntime
     from portico.gateway.context import RequestContext
+    from portico.gateway.environment_runtime import EnvironmentRuntime
     from portico.gateway.snapshot import SnapshotRoute
 
 logger = logging.getLogger("portico.gateway.telemetry")

@@ -19,6 +19,7 @@ from pydantic import Field, model_validator
 
 from portico.core.validation import invalid
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import (
     HEADER_NAME,
     Category,
@@ -34,7 +35,6 @@ from portico.gateway.plugins.jwt_auth.verify import (
     unverified_claims,
     verify,
 )
-from portico.gateway.services import RuntimeServices
 from portico.gateway.snapshot import SnapshotConsumer
 
 logger = logging.getLogger("portico.gateway.plugins.jwt_auth")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Final, Protocol
 
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
-from portico.gateway.services import ConsumerIndex, RuntimeServices
+from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 
 # (Final aliases: compiled, each call skips looking the function up on its module)
 _sha256: Final = hashlib.sha256

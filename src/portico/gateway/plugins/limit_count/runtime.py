@@ -16,7 +16,7 @@ from typing import Final, Protocol
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.counters.local import Admission, LocalCounters
 from portico.gateway.counters.redis import RedisCounters, RedisUnavailable
-from portico.gateway.services import RuntimeServices
+from portico.gateway.plugin_services import RuntimeServices
 
 VARIABLE_REF: Final = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")
 

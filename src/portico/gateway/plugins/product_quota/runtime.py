@@ -21,7 +21,7 @@ from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestCon
 from portico.gateway.counters.local import LocalCounters
 from portico.gateway.counters.redis import RedisCounters, RedisUnavailable
 from portico.gateway.egress import EgressGuard
-from portico.gateway.services import ConsumerIndex, RuntimeServices
+from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.snapshot import SnapshotApp, SnapshotProduct
 
 NO_CREDENTIAL: Final = b'{"error":"authentication required"}'

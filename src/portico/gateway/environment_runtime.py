@@ -21,9 +21,9 @@ from portico.gateway.context import (
 )
 from portico.gateway.health.checker import HealthChecker
 from portico.gateway.http.upstream import Timeouts
+from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
 from portico.gateway.routing.router import Router
-from portico.gateway.services import ConsumerIndex, RuntimeServices
 from portico.gateway.snapshot import (
     EnvironmentSnapshot,
     PluginAttachment,

@@ -13,8 +13,8 @@ import httpx
 
 from portico.gateway.counters.local import LocalCounters
 from portico.gateway.egress import EgressGuard
-from portico.gateway.resources import Resource, SharedResources
 from portico.gateway.sealing import SecretBox
+from portico.gateway.shared_resources import Resource, SharedResources
 from portico.gateway.snapshot import SnapshotConsumer, SnapshotProduct
 
 R = TypeVar("R", bound=Resource)
@@ -118,7 +118,7 @@ class RuntimeServices:
     quota_redis_url: str = ""
 
     def shared(self, kind: str, key: str, factory: Callable[[], R]) -> R:
-        """A resource that outlives this configuration (see ``gateway.resources``)."""
+        """A resource that outlives this configuration (see ``shared_resources``)."""
         return self.resources.get(self.env_id, kind, key, factory)
 
     def http(self) -> httpx.AsyncClient:
