@@ -77,7 +77,7 @@ def quota_window(now: float, interval: int, unit: str) -> tuple[int, int]:
 
 class Coverage:
     """What an app may do on one API: the product that meters it and its counter, or the
-    refusal. (A plain class: see ``counters.Admission``.)"""
+    refusal. (A plain class: see ``counters.local.Admission``.)"""
 
     __slots__ = ("counter", "interval", "length", "limit", "product", "refusal")
 
