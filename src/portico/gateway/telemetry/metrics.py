@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -23,8 +23,8 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from portico.gateway.environment_runtime import EnvironmentRuntime
     from portico.gateway.health.checker import HealthChecker
+    from portico.gateway.snapshot import EnvironmentSnapshot
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 #: APISIX's default latency buckets (1 ms … 60 s), in seconds
@@ -49,11 +49,23 @@ class Series:
     egress: Counter
 
 
+class ServedEnvironment(Protocol):
+    """What the gauges read of an environment the gateway serves (its
+    ``EnvironmentRuntime``), declared here: the runtime imports the plugins, which log
+    through telemetry, so telemetry does not import the runtime."""
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def snapshot(self) -> EnvironmentSnapshot: ...
+
+
 class _GatewayState(Collector):
     """Gauges read from the gateway when scraped (nothing to keep in step)."""
 
     def __init__(self) -> None:
-        self.environments: Callable[[], Mapping[str, EnvironmentRuntime]] = dict
+        self.environments: Callable[[], Mapping[str, ServedEnvironment]] = dict
         self.health: Callable[[], Mapping[str, HealthChecker]] = dict
 
     def describe(self) -> Iterator[Metric]:
@@ -129,7 +141,7 @@ class GatewayMetrics:
 
     def watch(
         self,
-        environments: Callable[[], Mapping[str, EnvironmentRuntime]],
+        environments: Callable[[], Mapping[str, ServedEnvironment]],
         health: Callable[[], Mapping[str, HealthChecker]],
     ) -> None:
         """Where the gateway-state gauges are read from at scrape time."""

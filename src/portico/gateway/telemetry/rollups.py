@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from portico.gateway.context import RequestContext
-    from portico.gateway.environment_runtime import EnvironmentRuntime
     from portico.gateway.snapshot import SnapshotRoute
 
 logger = logging.getLogger("portico.gateway.telemetry")
@@ -377,7 +376,10 @@ class TelemetryRecorder:
 
     # ------------------------------------------------------------------ hot path
 
-    def observe(self, env: EnvironmentRuntime, ctx: RequestContext) -> None:
+    def observe(self, env: object, ctx: RequestContext) -> None:
+        # (a ``Gateway`` observer: the environment is not read, what a request rolls up by is
+        # on its context; typed ``object`` so that telemetry does not import the runtime,
+        # which imports the plugins, which log through telemetry)
         ids = ctx.rollup_key
         consumer = ctx.consumer
         username = ""
