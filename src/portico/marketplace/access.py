@@ -26,6 +26,7 @@ from portico.core.db.engine import Database
 from portico.core.db.session import SessionDep
 from portico.core.errors import NotFound, PermissionDenied, Unauthorized
 from portico.core.query import checkpoint, refuse_unknown
+from portico.marketplace import SURFACE
 from portico.marketplace.auth import bypass
 from portico.marketplace.auth.keys import IdTokenService
 from portico.marketplace.permissions import (
@@ -35,8 +36,6 @@ from portico.marketplace.permissions import (
     permission_union,
 )
 from portico.marketplace.user.repository import UserRepository
-
-SURFACE = "marketplace"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.clock import Clock
 from portico.core.ratelimit import Limit
 from portico.core.sealing import SecretBox
-from portico.marketplace.access import SURFACE
+from portico.marketplace import SURFACE
 from portico.marketplace.auth import ratelimit
 from portico.marketplace.auth.keys import IdTokenService
 from portico.marketplace.auth.ratelimit import REGISTRATIONS

@@ -28,7 +28,7 @@ from portico.core.refresh import INVALID as INVALID_REFRESH
 from portico.core.refresh import RefreshTokenReused, RefreshTokenStore
 from portico.core.sealing import SecretBox
 from portico.core.settings import Settings
-from portico.marketplace.access import SURFACE
+from portico.marketplace import SURFACE
 from portico.marketplace.auth.keys import IdTokenService
 from portico.marketplace.auth.models import SiteSetting
 from portico.marketplace.auth.repository import SiteSettingRepository

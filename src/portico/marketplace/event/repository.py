@@ -32,7 +32,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from portico.core.audit import AuditEntry
 from portico.core.pagination import ListQuery, Page, paginate
-from portico.marketplace.access import SURFACE
+from portico.marketplace import SURFACE
 
 Column = ColumnElement[Any] | QueryableAttribute[Any]
 
