@@ -52,11 +52,12 @@ test-postgresql: $(STAMP) $(NATIVE) system-packages
 test-interpreted: $(STAMP)
 	PORTICO_NATIVE=0 $(BIN)/pytest --db=sqlite $(XDIST) tests/gateway
 
-## lint: ruff and mypy, both clean
+## lint: ruff, mypy and the import contracts of pyproject.toml (layering, no import cycle), all clean
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench migrations
 	$(BIN)/ruff format --check src tests bench migrations
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache --no-logo
 
 ## bench: benchmarks, printed with ratios against their reference
 bench: $(STAMP) $(NATIVE)
