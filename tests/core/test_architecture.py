@@ -1,60 +1,13 @@
-"""The layering of CONVENTIONS.md, checked on the sources: the static import graph (every
-import counts, including those inside functions and under ``TYPE_CHECKING``) and where
-queries are written."""
+"""Where queries are written (CONVENTIONS.md), checked on the sources. What imports what is
+checked by the import-linter contracts of pyproject.toml (``make lint``;
+tests/core/test_lint_config.py)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from tests.support.imports import SRC, Import, cycles, imports, package_graph
-
-PARTS = ("management", "gateway", "marketplace", "portal")
-
-
-def _part(module: str) -> str:
-    names = module.split(".")
-    return names[1] if len(names) > 1 else ""
-
-
-def _shown(found: list[Import]) -> list[str]:
-    return [f"{i.importer}:{i.line} imports {i.imported}" for i in found]
-
-
-def test_the_kernel_imports_no_part() -> None:
-    found = [i for i in imports("portico.core") if _part(i.imported) != "core"]
-    assert _shown(found) == []
-
-
-def test_the_gateway_runtime_imports_only_the_kernel() -> None:
-    allowed = {"gateway", "core", "native", ""}  # "": the package itself (its version)
-    found = [i for i in imports("portico.gateway") if _part(i.imported) not in allowed]
-    assert _shown(found) == []
-
-
-def test_the_portal_reaches_the_marketplace_only_through_its_public_interface() -> None:
-    found = [
-        i
-        for i in imports("portico.portal")
-        if _part(i.imported) == "marketplace" and i.imported != "portico.marketplace.public"
-    ]
-    assert _shown(found) == []
-    assert any(i.imported == "portico.marketplace.public" for i in imports("portico.portal"))
-
-
-def test_the_admin_surfaces_do_not_import_each_other() -> None:
-    found = [
-        i
-        for i in imports("portico.management") + imports("portico.marketplace")
-        if {_part(i.importer), _part(i.imported)} == {"management", "marketplace"}
-        or _part(i.imported) == "portal"
-    ]
-    assert _shown(found) == []
-
-
-def test_no_import_cycle_between_the_management_domains() -> None:
-    assert cycles(package_graph("portico.management")) == []
-
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 #: what builds or runs a query: only a repository (or a model's definition) may use them
 QUERY_BUILDERS = frozenset(
