@@ -2,5 +2,5 @@
 
 from portico import native
 
-# the compiled build of the hot modules, when there is a current one (portico/native.py)
+# the compiled build first, when current: see CONVENTIONS.md "Compiled modules"
 __path__ = native.package_path(__name__, __path__)

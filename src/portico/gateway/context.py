@@ -325,7 +325,7 @@ class PluginRuntime(Protocol):
     def log(self, ctx: RequestContext) -> None: ...
 
 
-# the plugins' runtimes subclass it, and they are not compiled (see portico/native.py)
+# the plugins' runtimes, interpreted, subclass it: see CONVENTIONS.md "Compiled modules"
 @mypyc_attr(allow_interpreted_subclasses=True)
 class BasePluginRuntime:
     """Phases a plugin does not use do nothing. A plugin's ``access`` is a plain method when

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 logger: Final = logging.getLogger("portico.gateway")
 
-#: (a Final alias: compiled, the call skips looking ``perf_counter`` up on the module)
+#: (a Final alias: see CONVENTIONS.md "Compiled modules")
 _clock: Final = time.perf_counter
 _REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 JSON: Final = [("content-type", "application/json")]
@@ -649,9 +649,8 @@ class AccessPhase:
 
 class Proxied(Outcome):
     """A request forwarded by callbacks (``forward_now``): its outcome, once known, is
-    accounted and logged as ``_proxy_later`` would (a plain object rather than closures:
-    compiled, a closure's captured names cost an allocation on every call of the function
-    that defines it, taken or not)."""
+    accounted and logged as ``_proxy_later`` would (a plain object rather than closures: see
+    CONVENTIONS.md "Compiled modules")."""
 
     __slots__ = (
         "_ctx",

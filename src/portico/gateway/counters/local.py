@@ -9,8 +9,8 @@ from __future__ import annotations
 
 
 class Admission:
-    """A limiter's verdict on one request. (A plain class: a NamedTuple's constructor is
-    interpreted code even where this module is compiled; portico/native.py.)"""
+    """A limiter's verdict on one request. (A plain class, not a
+    ``NamedTuple``: see CONVENTIONS.md "Compiled modules".)"""
 
     __slots__ = ("allowed", "remaining", "reset")
 

@@ -6,7 +6,7 @@ Everything here is on the data plane's hot path: no framework, no logging per re
 
 from portico import native
 
-# the compiled build of the hot modules, when there is a current one (portico/native.py)
+# the compiled build first, when current: see CONVENTIONS.md "Compiled modules"
 __path__ = native.package_path(__name__, __path__)
 
 from .body import RequestBody

@@ -3,8 +3,8 @@
 A request's body (``body``), its head (``request``) and its responder (``responder``) call back
 into the connection that carries them (``connection.HttpProtocol``), which builds all three.
 :class:`Channel` declares what they use of it, so that they import this module rather than
-the connection. (A base class, not a ``Protocol``, as ``held_writes.Holder`` is: compiled, its
-methods are then direct calls and its attributes struct fields.)
+the connection. (A base class, not a ``Protocol``, as ``held_writes.Holder`` is: see
+CONVENTIONS.md "Compiled modules".)
 """
 
 from __future__ import annotations

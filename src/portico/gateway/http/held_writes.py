@@ -18,8 +18,8 @@ import asyncio
 
 
 class Holder:
-    """A writer that holds data (a base class, not a ``Protocol``: compiled, ``flush`` is then
-    a direct call rather than a method looked up by name, twice per proxied request)."""
+    """A writer that holds data (a base class, not a ``Protocol``: ``flush`` is called twice
+    per proxied request; see CONVENTIONS.md "Compiled modules")."""
 
     __slots__ = ()
 

@@ -186,8 +186,8 @@ class Target(NamedTuple):
 
 
 class ProxyResult:
-    """What became of one forwarded request. (A plain class: a NamedTuple's constructor is
-    interpreted code even where this module is compiled; portico/native.py.)"""
+    """What became of one forwarded request. (A plain class, not a
+    ``NamedTuple``: see CONVENTIONS.md "Compiled modules".)"""
 
     __slots__ = (
         "error",
@@ -256,7 +256,7 @@ def request_head(
             elif name == "upgrade":
                 upgrade = value
         elif name not in replaced and (tokens is None or name not in tokens):
-            parts.append(name)  # (appends: compiled, ``+=`` a tuple builds one per header)
+            parts.append(name)  # (appends, not ``+=``: see CONVENTIONS.md "Compiled modules")
             parts.append(": ")
             parts.append(value)
             parts.append("\r\n")
@@ -363,7 +363,7 @@ async def forward(
         cancelled = True
         task.uncancel()
         status, error, kind = 499, "client disconnected", "client"
-    # (one name per clause: compiled, a name keeps the type of its first binding)
+    # (one name per clause: see CONVENTIONS.md "Compiled modules")
     except UpstreamTimeout as timeout:
         status, error, kind = 504, str(timeout), "timeout"
     except UpstreamError as upstream_error:
@@ -561,8 +561,8 @@ async def _tunnel(
 
 class Outcome:
     """Who hears how a request forwarded by ``forward_now`` went (one object rather than two
-    callbacks: compiled, each bound method passed would be allocated per request; a base
-    class rather than a ``Protocol``, so that its methods are direct calls)."""
+    callbacks, a base class rather than a ``Protocol``: see CONVENTIONS.md "Compiled
+    modules")."""
 
     __slots__ = ()
 

@@ -17,8 +17,7 @@ from .names import HEADER_NAMES
 
 class Request:
     """One request as handlers see it. (A plain class, not a dataclass: one is made per
-    request, and a dataclass's generated ``__init__`` would stay interpreted when the module
-    is compiled; portico/native.py.)"""
+    request; see CONVENTIONS.md "Compiled modules".)"""
 
     __slots__ = (
         "body",

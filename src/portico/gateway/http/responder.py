@@ -15,7 +15,7 @@ from .channel import Channel
 from .errors import ClientDisconnected, error_body, reason
 from .request import Request
 
-# (each one Final: compiled, a constant is inlined, a plain module global is a dict lookup)
+# (each one Final: see CONVENTIONS.md "Compiled modules")
 _NONE: Final = 0
 _LENGTH: Final = 1
 _CHUNKED: Final = 2

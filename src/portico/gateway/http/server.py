@@ -37,8 +37,8 @@ async def serve(
     loop = asyncio.get_running_loop()
     live: set[HttpProtocol] = set()
     held_writes = HeldWrites()
-    # (an asyncio protocol by its methods, not by inheritance: a compiled class of its own,
-    # whose attributes are struct fields; portico/native.py)
+    # (an asyncio protocol by its methods, not by inheritance: see CONVENTIONS.md
+    # "Compiled modules")
     server = await loop.create_server(
         lambda: cast(asyncio.Protocol, HttpProtocol(handler, limits, live, held_writes)),
         host,

@@ -145,8 +145,7 @@ class _Complete:
 
 class UpstreamResponse:
     """The upstream's answer, its head read. (A plain class, not a dataclass: one is made per
-    request, and a dataclass's generated ``__init__`` would stay interpreted when the module
-    is compiled; portico/native.py.)"""
+    request; see CONVENTIONS.md "Compiled modules".)"""
 
     __slots__ = (
         "_conn",
@@ -336,8 +335,8 @@ class UpstreamPool(Pool):
             context = self._ssl
             if context is None:
                 context = self._ssl = ssl.create_default_context()
-        # (the connection is an asyncio protocol by its methods, not by inheritance: a
-        # compiled class of its own, whose attributes are struct fields; portico/native.py)
+        # (an asyncio protocol by its methods, not by inheritance: see CONVENTIONS.md
+        # "Compiled modules")
         conn = Connection(self, key)
         try:
             async with asyncio.timeout(seconds):

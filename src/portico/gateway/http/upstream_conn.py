@@ -29,7 +29,7 @@ from .timer import Deadline
 HIGH_WATER: Final = 256 * 1024
 # nginx refuses response heads beyond proxy_buffer_size ("upstream sent too big header").
 MAX_HEAD_BYTES: Final = 64 * 1024
-# (each one Final: compiled, a constant is inlined, a plain module global is a dict lookup)
+# (each one Final: see CONVENTIONS.md "Compiled modules")
 _IDLE: Final = 0
 _SEND: Final = 1
 _READ: Final = 2
@@ -59,8 +59,8 @@ class Timeouts:
 
 
 class Listener:
-    """Who hears of a callback-driven exchange (a base class, not a ``Protocol``: compiled,
-    ``on_upstream`` is then a direct call)."""
+    """Who hears of a callback-driven exchange (a base class, not a ``Protocol``: see
+    CONVENTIONS.md "Compiled modules")."""
 
     __slots__ = ()
 
@@ -72,7 +72,7 @@ class Listener:
 
 class Pool:
     """What a connection needs of the pool it belongs to (a base class, not a ``Protocol``:
-    compiled, its methods are then direct calls; ``upstream.UpstreamPool`` is the pool)."""
+    see CONVENTIONS.md "Compiled modules"; ``upstream.UpstreamPool`` is the pool)."""
 
     __slots__ = ("held_writes",)
 

@@ -59,7 +59,7 @@ _FAST: Final = _PCHAR + "/"
 #: ``str.strip(_FAST)`` searched the 79 characters for each one (measured: 2,000 instructions
 #: a path against 1,000)
 _FAST_PATH: Final = re.compile("[" + re.escape(_FAST) + "]*")
-#: (its bound method, kept: compiled, calling it skips looking the method up per call)
+#: (its bound method, kept as a Final alias: see CONVENTIONS.md "Compiled modules")
 _FAST_PATH_MATCH: Final = _FAST_PATH.fullmatch
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 #: not allowed raw in a URI, harmless: percent-encoded

@@ -58,8 +58,8 @@ _INDEX_OVER: Final = 8
 
 
 class Match:
-    """The route a request matched, read-only. (A plain class: a NamedTuple's constructor is
-    interpreted code even where this module is compiled; portico/native.py.)"""
+    """The route a request matched, read-only. (A plain class, not a
+    ``NamedTuple``: see CONVENTIONS.md "Compiled modules".)"""
 
     __slots__ = ("_params", "_route")
 

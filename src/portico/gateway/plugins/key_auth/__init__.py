@@ -6,7 +6,7 @@ Its configuration is in ``config``; its per-request work, compiled with the data
 
 from portico import native
 
-# the compiled build of the hot modules, when there is a current one (portico/native.py)
+# the compiled build first, when current: see CONVENTIONS.md "Compiled modules"
 __path__ = native.package_path(__name__, __path__)
 
 from portico.gateway.plugins.base import Category, PluginSpec

@@ -1,5 +1,5 @@
-"""key-auth's configuration and consumer credential (pydantic models, which the compiled
-``runtime`` cannot define)."""
+"""key-auth's configuration and consumer credential (pydantic models, kept out of the compiled
+``runtime``: see CONVENTIONS.md "Compiled modules")."""
 
 from __future__ import annotations
 

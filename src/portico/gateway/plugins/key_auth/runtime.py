@@ -1,8 +1,8 @@
 """key-auth's per-request work, compiled with the data plane (``portico.native``).
 
-It lives apart from ``config`` because that module holds the plugin's pydantic models, which
-a compiled module cannot define; this one reads its settings through ``KeyAuthSettings`` once,
-when the route's chain is built.
+Apart from ``config``, which holds the plugin's pydantic models (see CONVENTIONS.md "Compiled
+modules"); it reads its settings through ``KeyAuthSettings`` once, when the route's chain is
+built.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Final, Protocol
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 
-# (Final aliases: compiled, each call skips looking the function up on its module)
+# (Final aliases: see CONVENTIONS.md "Compiled modules")
 _sha256: Final = hashlib.sha256
 _compare_digest: Final = hmac.compare_digest
 

@@ -1,6 +1,6 @@
-"""limit-count's configuration (a pydantic model, which the compiled ``runtime`` cannot
-define), the checks of its key rules and the Redis URL type, which limit-req and product-quota
-share."""
+"""limit-count's configuration (a pydantic model, kept out of the compiled ``runtime``: see
+CONVENTIONS.md "Compiled modules"), the checks of its key rules and the Redis URL type, which
+limit-req and product-quota share."""
 
 from __future__ import annotations
 

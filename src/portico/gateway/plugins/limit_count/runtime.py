@@ -1,9 +1,9 @@
 """limit-count's per-request work and the key rules limit-req shares, compiled with the data
 plane (``portico.native``).
 
-Apart from ``config`` because that module holds the plugin's pydantic models, which a
-compiled module cannot define; the runtime reads its settings through ``LimitCountSettings``
-once, when the route's chain is built.
+Apart from ``config``, which holds the plugin's pydantic models (see CONVENTIONS.md "Compiled
+modules"); the runtime reads its settings through ``LimitCountSettings`` once, when the route's
+chain is built.
 """
 
 from __future__ import annotations

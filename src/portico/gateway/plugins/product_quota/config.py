@@ -1,5 +1,5 @@
-"""product-quota's configuration (a pydantic model, which the compiled ``runtime`` cannot
-define)."""
+"""product-quota's configuration (a pydantic model, kept out of the compiled ``runtime``: see
+CONVENTIONS.md "Compiled modules")."""
 
 from __future__ import annotations
 
