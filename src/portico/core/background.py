@@ -17,6 +17,8 @@ class BackgroundLoop:
         self._wake = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
+        #: whether the loop is waiting for its next round (between rounds, not working)
+        self.idle = False
 
     async def run(self) -> None:
         raise NotImplementedError
@@ -41,6 +43,10 @@ class BackgroundLoop:
 
     async def _sleep(self, seconds: float) -> None:
         """Until ``seconds`` pass or someone calls ``wake()``."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
+        self.idle = True
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), seconds)
+        finally:
+            self.idle = False
         self._wake.clear()

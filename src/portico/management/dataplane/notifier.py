@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import Counter
 from collections.abc import Callable
 
 
@@ -15,6 +16,7 @@ class ConfigNotifier:
     def __init__(self) -> None:
         self._events: dict[uuid.UUID, asyncio.Event] = {}
         self._subscribers: list[Callable[[], None]] = []
+        self._waiting: Counter[uuid.UUID] = Counter()
 
     def publish(self, env_id: uuid.UUID) -> None:
         event = self._events.pop(env_id, None)
@@ -36,11 +38,21 @@ class ConfigNotifier:
         event = self._events.get(env_id)
         if event is None or event.is_set():
             event = self._events[env_id] = asyncio.Event()
+        self._waiting[env_id] += 1
         try:
             await asyncio.wait_for(event.wait(), timeout)
         except TimeoutError:
             return False
+        finally:
+            self._waiting[env_id] -= 1
+            if not self._waiting[env_id]:
+                del self._waiting[env_id]
         return True
+
+    def waiting(self, env_id: uuid.UUID) -> int:
+        """How many long-polls wait for ``env_id`` now (what a test waits for before it
+        publishes, to see one woken)."""
+        return self._waiting[env_id]
 
 
 NOTIFIER = ConfigNotifier()
