@@ -6,11 +6,12 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
+
+from tests.support.waiting import eventually_sync
 
 
 @contextlib.contextmanager
@@ -30,11 +31,12 @@ def serving(app: Any, name: str) -> Iterator[str]:
     )
     thread.start()
     try:
-        deadline = time.monotonic() + 30
-        while not server.started:
+
+        def started() -> bool:
             assert thread.is_alive(), "the server did not start"
-            assert time.monotonic() < deadline, "the server did not start in time"
-            time.sleep(0.02)
+            return server.started
+
+        eventually_sync(started, 30, what="the server did not start in time")
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True

@@ -73,6 +73,8 @@ class RedisServer:
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
             )
+            # (a poll with a deadline, as eventually_sync is, written out: a start that fails
+            # must stop the process, and may be retried on another port)
             deadline = time.monotonic() + _START_TIMEOUT
             while time.monotonic() < deadline:
                 if _ping(port):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Iterator
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -18,6 +17,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from .ports import free_port
+from .waiting import eventually
 
 
 class _Collector:
@@ -100,13 +100,19 @@ class SmtpServer:
     async def wait_for(self, count: int, within: float = 10.0) -> list[EmailMessage]:
         """The messages received, once there are at least ``count`` (polls, no sleep
         longer than needed)."""
-        deadline = time.monotonic() + within
-        while time.monotonic() < deadline:
+
+        def arrived() -> bool:
             with self._lock:
-                if len(self.messages) >= count:
-                    return list(self.messages)
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"expected {count} messages, got {len(self.messages)}")
+                return len(self.messages) >= count
+
+        await eventually(
+            arrived,
+            within,
+            interval=0.02,
+            what=lambda: f"expected {count} messages, got {len(self.messages)}",
+        )
+        with self._lock:
+            return list(self.messages)
 
     def __enter__(self) -> Self:
         self.start()
