@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -29,6 +28,7 @@ from sqlalchemy import select
 from portico.core.db.engine import Database
 from portico.management.telemetry.models import TelemetryRollup
 from tests.support.ports import free_port
+from tests.support.waiting import eventually_sync
 
 pytestmark = pytest.mark.e2e
 
@@ -107,17 +107,18 @@ def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 def wait_for(condition, process=None, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if condition():
-                return
-        except httpx.TransportError:
-            pass
+    def reached() -> object:
         if process is not None and process.poll() is not None:
             raise AssertionError("portico exited")
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
+        return condition()
+
+    eventually_sync(
+        reached,
+        timeout,
+        interval=0.05,
+        ignoring=(httpx.TransportError,),
+        what=f"condition not reached in time: {getattr(condition, '__qualname__', condition)}",
+    )
 
 
 def test_key_auth_limit_count_and_prefix_stripping_through_the_gateway(

@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import httpx
 import pytest
 
 from tests.support.ports import free_port
+from tests.support.waiting import eventually_sync
 
 pytestmark = pytest.mark.e2e
 
@@ -62,16 +62,18 @@ def server(portico_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, s
         )
     base = f"http://{portico_env['PORTICO_LISTEN']}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
+
+        def healthy() -> bool:
             assert process.poll() is None, log_path.read_text()
-            assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.1)
+            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
+
+        eventually_sync(
+            healthy,
+            30,
+            interval=0.1,
+            ignoring=(httpx.TransportError,),
+            what=lambda: f"portico serve answering /healthz; its log:\n{log_path.read_text()}",
+        )
         yield base, password, log_path
     finally:
         process.terminate()
