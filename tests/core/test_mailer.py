@@ -22,6 +22,7 @@ from portico.core.settings import Settings
 from portico.worker import build_workers
 from tests.support.clock import FrozenClock
 from tests.support.smtpserver import SmtpServer
+from tests.support.waiting import eventually
 
 
 async def queue(database: Database, clock: Clock, count: int = 1, **fields: str) -> list[uuid.UUID]:
@@ -74,7 +75,8 @@ async def test_the_running_mailer_is_woken_after_mail_is_queued(
         mailer = Mailer(database, clock, smtp_url=server.url, poll_seconds=60)
         mailer.start()
         try:
-            await asyncio.sleep(0.05)  # its first round finds nothing, then it waits a minute
+            # its first round finds nothing, then it waits a minute
+            await eventually(lambda: mailer.idle)
             await queue(database, clock)
             mailer_module.wake()
             await server.wait_for(1)
@@ -275,7 +277,8 @@ async def test_serve_runs_both_workers_and_stops_them(
         assert workers is not None
         workers.start()
         try:
-            await asyncio.sleep(0.05)  # both found nothing; they now wait a minute
+            # both found nothing; they now wait a minute
+            await eventually(lambda: workers.mailer.idle and workers.jobs.idle)
             async with database.session() as session:
                 async with session.begin():
                     await enqueue_email(
@@ -292,10 +295,11 @@ async def test_serve_runs_both_workers_and_stops_them(
                 run_after_commit(session)  # what the request's SessionDep does: wakes the jobs
             mailer_module.wake()
             await server.wait_for(1)
-            deadline = asyncio.get_running_loop().time() + 10
-            while (await row_of(database, Job, job.id)).status is not JobStatus.SUCCEEDED:
-                assert asyncio.get_running_loop().time() < deadline
-                await asyncio.sleep(0.01)
+
+            async def succeeded() -> bool:
+                return (await row_of(database, Job, job.id)).status is JobStatus.SUCCEEDED
+
+            await eventually(succeeded)
         finally:
             await workers.stop()
     assert workers.mailer._task is not None and workers.mailer._task.done()

@@ -9,9 +9,11 @@ from sqlalchemy import update
 
 from portico.core.db.engine import Database
 from portico.management.consumer.models import Consumer
+from portico.management.dataplane.notifier import NOTIFIER
 from portico.management.plugin.models import GlobalPlugin
 from portico.management.revision.models import Revision
 from tests.management.conftest import World, route
+from tests.support.waiting import eventually
 
 
 async def test_deploy_publishes_a_snapshot_with_effective_plugins(world: World) -> None:
@@ -325,7 +327,7 @@ async def test_long_poll_wakes_on_a_deploy_and_304s_without_one(world: World) ->
 
     ids = await world.api("poll", [route("/poll")])
     waiting = asyncio.create_task(world.config(f"?since={current}&wait=30"))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: NOTIFIER.waiting(uuid.UUID(world.env_id)))
     assert not waiting.done()
     assert (await world.deploy(ids)).status_code == 200
     woke = await asyncio.wait_for(waiting, timeout=10)

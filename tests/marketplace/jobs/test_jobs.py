@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -18,6 +17,7 @@ from portico.core.db.engine import Database
 from portico.core.job_worker import JobContext, JobWorker, enqueue, register
 from portico.core.jobs import Job, JobStatus
 from tests.marketplace.conftest import SiteAccount, SiteFactory, url
+from tests.support.waiting import eventually
 
 PERMISSION = "administer gateway sync"
 # an id that names nothing; fixed, not drawn at import: it is part of test ids, which every
@@ -145,15 +145,15 @@ async def test_one_job_with_its_progress(
 async def poll(
     client: httpx.AsyncClient, caller: SiteAccount, job_id: uuid.UUID, check: Any
 ) -> dict[str, Any]:
-    deadline = time.monotonic() + 10
-    while True:
-        data: dict[str, Any] = (
-            await client.get(url(f"/jobs/{job_id}"), headers=caller.headers)
-        ).json()["data"]
-        if check(data):
-            return data
-        assert time.monotonic() < deadline, data
-        await asyncio.sleep(0.01)
+    seen: dict[str, Any] = {}
+
+    async def reached() -> bool:
+        seen.update((await client.get(url(f"/jobs/{job_id}"), headers=caller.headers)).json())
+        return bool(check(seen["data"]))
+
+    await eventually(reached, what=lambda: f"the job as last read: {seen.get('data')}")
+    data: dict[str, Any] = seen["data"]
+    return data
 
 
 async def test_cancelling_a_queued_job_is_immediate_and_idempotent(
