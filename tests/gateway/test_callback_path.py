@@ -61,7 +61,10 @@ class Backend:
             self._server.close()
         for writer in self._writers:
             writer.transport.abort()
-        await asyncio.sleep(0)
+        # until each aborted connection is closed (its connection_lost has run)
+        await asyncio.wait_for(
+            asyncio.gather(*(w.wait_closed() for w in self._writers), return_exceptions=True), 10
+        )
 
 
 class Outcomes:
@@ -214,7 +217,7 @@ async def test_an_invalid_answer_on_a_pooled_connection_is_a_502() -> None:
 async def test_a_pooled_connection_that_does_not_answer_in_time_is_a_504() -> None:
     async def answer(number: int, head: bytes, _: Any, writer: asyncio.StreamWriter) -> None:
         if not await ok_first(number, writer):
-            await asyncio.sleep(30)
+            await asyncio.sleep(30)  # (the behaviour: a backend that never answers in time)
 
     async with gateway_to(answer, timeout={"read": 0.3}) as (port, _, outcomes, gw):
         [(status, headers, _)] = await after_a_first(port, "/two")
@@ -260,7 +263,7 @@ async def test_a_large_answer_on_a_pooled_connection_is_streamed_whole() -> None
             for at in range(0, len(payload), 256 * 1024):
                 writer.write(payload[at : at + 256 * 1024])
                 await writer.drain()
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # (the behaviour: the answer comes in pieces)
 
     async with gateway_to(answer) as (port, backend, outcomes, _):
         (status, _, body), then = await after_a_first(port, "/two", "/three")

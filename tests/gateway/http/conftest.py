@@ -81,7 +81,7 @@ class _Echo(BaseHTTPRequestHandler):
             if total < 65536:
                 kept.append(data)
             if delay:
-                time.sleep(delay)
+                time.sleep(delay)  # (the behaviour: a backend that reads the body slowly)
 
         te = self.headers.get("Transfer-Encoding")
         if te is not None:
@@ -152,12 +152,12 @@ class _Echo(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
-        time.sleep(float(query.get("first_delay", 0)))
+        time.sleep(float(query.get("first_delay", 0)))  # (the behaviour: a stall after the head)
         for i in range(chunks):
             piece = bytes([48 + i % 10]) * size
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
-            time.sleep(delay)
+            time.sleep(delay)  # (the behaviour: chunks that come apart)
         self.wfile.write(b"0\r\n\r\n")
 
     def r__big(self, query: dict[str, str]) -> None:
@@ -180,7 +180,7 @@ class _Echo(BaseHTTPRequestHandler):
 
     def r__slow(self, query: dict[str, str]) -> None:
         self._read_body()
-        time.sleep(float(query["delay"]))
+        time.sleep(float(query["delay"]))  # (the behaviour: a backend that answers late)
         self._send(200, b"late")
 
     def r__truncate(self, query: dict[str, str]) -> None:
@@ -303,7 +303,10 @@ async def raw_backend() -> AsyncIterator[RawBackend]:
         server.close()
     for writer in writers:
         writer.transport.abort()
-    await asyncio.sleep(0)
+    # until each aborted connection is closed (its connection_lost has run)
+    await asyncio.wait_for(
+        asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True), 10
+    )
 
 
 async def read_head(reader: asyncio.StreamReader) -> bytes:
@@ -388,7 +391,7 @@ async def raw_exchange(
             writer.write(piece)
             await writer.drain()
             if gap:
-                await asyncio.sleep(gap)
+                await asyncio.sleep(gap)  # (the behaviour: a client that sends in pieces)
         return await read_all(reader, wait)
     finally:
         writer.transport.abort()

@@ -9,7 +9,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from portico.gateway.http import TAKEN, Limits, Request, Responder, Taken
+from portico.gateway.http import TAKEN, Limits, Request, RequestBody, Responder, Taken
+from portico.gateway.http.body import HIGH_WATER
+from tests.support.waiting import eventually
 
 from .conftest import ServerFactory, raw_exchange, read_all
 
@@ -153,7 +155,7 @@ async def test_chunk_extensions_and_trailers_are_accepted(http_server: ServerFac
 async def test_pipelined_requests_answered_in_order(http_server: ServerFactory) -> None:
     async def slow_first(request: Request, responder: Responder) -> None:
         if request.path == "/1":
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # (the behaviour: the first answer is the slowest)
         responder.send(200, [], request.path.encode())
 
     port = await http_server(slow_first)
@@ -281,8 +283,10 @@ async def test_request_body_back_pressure(http_server: ServerFactory) -> None:
     """A handler that does not read its body stops the server from reading the socket."""
     go = asyncio.Event()
     seen: dict[str, int] = {}
+    bodies: list[RequestBody] = []
 
     async def late_reader(request: Request, responder: Responder) -> None:
+        bodies.append(request.body)
         await go.wait()
         seen["buffered_before_reading"] = request.body.buffered
         total = 0
@@ -306,8 +310,14 @@ async def test_request_body_back_pressure(http_server: ServerFactory) -> None:
                 sent += len(block)
 
         sender = asyncio.create_task(send_all())
-        await asyncio.sleep(0.5)
-        assert sent < size  # the client is blocked: nobody reads
+        # the server stops reading past its high-water mark, then the client's own buffer
+        # fills past its own: the client is blocked, nobody reads
+        await eventually(lambda: bodies and bodies[0].buffered > HIGH_WATER)
+        transport = writer.transport
+        await eventually(
+            lambda: transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]
+        )
+        assert sent < size
         go.set()
         await asyncio.wait_for(sender, 20)
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 20)
@@ -505,7 +515,7 @@ async def test_a_taken_request_may_go_on_in_a_coroutine(http_server: ServerFacto
         async def rest() -> None:
             responder.start(200, [])
             for part in (request.path.encode(), b"!"):
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # (the behaviour: the coroutine goes on later)
                 await responder.write(part)
 
         asyncio.get_running_loop().call_soon(responder.defer, rest())
