@@ -48,7 +48,7 @@ async def steps(ctx: JobContext) -> dict[str, int]:
 
 async def count(ctx: JobContext) -> None:
     RUNS.append(ctx.job_id)
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # (the behaviour: a job that awaits, as real ones do)
 
 
 async def broken(ctx: JobContext) -> Any:

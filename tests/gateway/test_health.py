@@ -82,7 +82,7 @@ class Backend:
                 return
             self.requests.append(await reader.readuntil(b"\r\n\r\n"))
             if self.delay:
-                await asyncio.sleep(self.delay)
+                await asyncio.sleep(self.delay)  # (the behaviour: a backend that answers late)
             if self.mode == "hang":
                 await reader.read()  # until the prober gives up
                 return
@@ -410,7 +410,9 @@ async def test_start_and_stop_are_idempotent(
     # a probe stopped in flight may still be read by the backend: count from when none is open
     await eventually(lambda: backend.gauge.open == 0)
     seen = len(backend.requests)
-    await asyncio.sleep(1.2)  # more than the probe interval: none comes (nothing to poll for)
+    # (the behaviour: a window that must pass, more than the probe interval, in which no
+    # probe comes; an absence has nothing to poll for)
+    await asyncio.sleep(1.2)
     assert len(backend.requests) == seen
     passive_only = HealthChecker("up-2", upstream(backend, passive={}))
     await passive_only.start()

@@ -199,7 +199,7 @@ async def test_slow_request_head_gets_408(http_server: ServerFactory) -> None:
     async def trickle() -> None:
         writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")
         for i in range(10):  # a slow-loris: a header line every 0.1 s, never the end
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # (the behaviour: the client trickles)
             if writer.is_closing() or reader.at_eof():
                 return
             writer.write(b"X-%d: 1\r\n" % i)

@@ -196,7 +196,7 @@ async def test_chunked_request_body_is_streamed(gateway: GatewayFactory, echo: E
     async def chunks() -> AsyncIterator[bytes]:
         for part in parts:
             yield part
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # (the behaviour: the body comes in pieces, not at once)
 
     async with httpx.AsyncClient(base_url=gw.url) as client:
         body = echoed(await client.post("/", content=chunks()))
@@ -259,7 +259,7 @@ async def test_big_response_is_streamed_not_buffered(
             assert chunk
             digest.update(chunk)
             received += len(chunk)
-            await asyncio.sleep(0.002)  # a slower client than the backend
+            await asyncio.sleep(0.002)  # (the behaviour: a slower client than the backend)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -421,7 +421,7 @@ async def test_send_timeout_is_504(gateway: GatewayFactory, raw_backend: RawBack
     from portico.gateway.http import Limits
 
     async def never_reads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await asyncio.sleep(10)
+        await asyncio.sleep(10)  # (the behaviour: a backend that never reads)
 
     port = await raw_backend(never_reads)
     gw = await gateway(
@@ -622,7 +622,7 @@ async def test_upstream_header_too_big_is_502(
     async def huge(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_head(reader)
         writer.write(b"HTTP/1.1 200 OK\r\nX-Big: " + b"b" * 100_000 + b"\r\n\r\n")
-        await asyncio.sleep(1)
+        await asyncio.sleep(1)  # (the behaviour: the connection stays open after the head)
 
     port = await raw_backend(huge)
     gw = await gateway([Target("127.0.0.1", port)])
@@ -640,7 +640,7 @@ async def test_upstream_response_smuggling_is_502(
             b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
             b"0\r\n\r\nHTTP/1.1 200 OK\r\n"
         )
-        await asyncio.sleep(1)
+        await asyncio.sleep(1)  # (the behaviour: the connection stays open after the answer)
 
     port = await raw_backend(ambiguous)
     gw = await gateway([Target("127.0.0.1", port)])

@@ -166,7 +166,7 @@ async def test_read_timeout_between_body_chunks(pool: UpstreamPool, echo: EchoBa
 
 async def test_send_timeout(pool: UpstreamPool, raw_backend: RawBackend) -> None:
     async def never_reads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await asyncio.sleep(10)
+        await asyncio.sleep(10)  # (the behaviour: a backend that never reads)
 
     port = await raw_backend(never_reads)
     with pytest.raises(UpstreamTimeout, match="send"):
@@ -191,7 +191,7 @@ async def test_garbage_answer_is_reset(pool: UpstreamPool, raw_backend: RawBacke
     async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_head(reader)
         writer.write(b"SSH-2.0-OpenSSH\r\n\r\n")
-        await asyncio.sleep(1)
+        await asyncio.sleep(1)  # (the behaviour: the connection stays open after the garbage)
 
     port = await raw_backend(garbage)
     with pytest.raises(UpstreamReset, match="invalid"):
@@ -202,7 +202,7 @@ async def test_early_answer_stops_the_upload(pool: UpstreamPool, echo: EchoBacke
     async def endless() -> AsyncIterator[bytes]:
         for _ in range(2000):
             yield b"x" * 65536
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # (the behaviour: an upload that lets the answer in between)
 
     response = await pool.request(
         "127.0.0.1", echo.port, "POST", "/_early", HOST, endless(), None, T

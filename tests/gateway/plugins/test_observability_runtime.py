@@ -443,7 +443,7 @@ async def test_buffer_duration_sends_a_batch_however_busy_the_route() -> None:
         assert time.monotonic() < deadline
         processor.push(pushed)
         pushed += 1
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # (the behaviour: the traffic's pace, never 5 s idle)
     assert sent[0] == list(range(len(sent[0])))
     assert len(sent[0]) < pushed + 1
     await processor.aclose()
