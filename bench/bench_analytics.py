@@ -9,7 +9,8 @@ about a thousand of them seen in any one minute. Each request gets a
 log-normal latency around its route's median and a log-normal response size, folded into
 per-minute rollups and into hourly ones exactly as ingest merges them (sketches included).
 
-Then times queries through the service layer (``analytics.service.run``: SQL, merging,
+Then compacts the day's closed hours as ``portico serve``'s worker does (timed per hour), and
+times queries through the service layer (``analytics.service.run``: SQL, merging,
 aggregation, sort): cold ``BENCH_COLD_ROUNDS`` times (the merged-hours cache emptied before
 each) and warm ``BENCH_ROUNDS`` times, and prints p50 and worst/p99 against the 200 ms
 target. Last, ingest: node-sized batches (what one node at 50,000 requests/s folds in
@@ -42,7 +43,7 @@ from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.db.migrate import upgrade_async
 from portico.gateway.telemetry.rollups import Batch, Rollup
-from portico.management.analytics import hour_cache
+from portico.management.analytics import compaction, hour_cache
 from portico.management.analytics import service as analytics_service
 from portico.management.analytics.repository import Condition
 from portico.management.environment.models import Environment
@@ -391,8 +392,9 @@ def plan(spec: dict[str, Any]) -> analytics_service.Plan:
 
 async def time_queries(url: str, label: str) -> list[float]:
     """Each query cold (the merged-hours cache emptied before each of ``COLD_ROUNDS`` runs:
-    a first look at a day) and warm (``ROUNDS`` runs after two: a dashboard asking again,
-    the closed hours reused). Returns the warm p99s and the cold worsts, query by query."""
+    a first look at a day, its closed hours compacted) and warm (``ROUNDS`` runs after two:
+    a dashboard asking again, the closed hours reused). Returns the warm p99s and the cold
+    worsts, query by query."""
     database = Database(url)
     caller: Any = SimpleNamespace(org_id=ORG)
     worst: list[float] = []
@@ -506,6 +508,28 @@ async def ingest(url: str, label: str) -> None:
     )
 
 
+async def compact(url: str, label: str) -> None:
+    """What ``portico serve``'s compaction has done by the time the day is queried: each
+    closed hour merged per route and app (``analytics.compaction``), timed per hour."""
+    database = Database(url)
+    now = DAY + timedelta(hours=24) + compaction.SETTLE
+    try:
+        async with database.session() as session:
+            due = await compaction.due_hours(session, now=now, lookback=timedelta(hours=25))
+        times = []
+        rows = 0
+        for org_id, hour, _ in due:
+            started = time.perf_counter()
+            rows += await compaction.compact_hour(database, org_id, hour, now=now)
+            times.append(time.perf_counter() - started)
+    finally:
+        await database.dispose()
+    print(
+        f"\n{label} compaction: {len(times)} hours, {rows:,} route rows, "
+        f"{statistics.median(times):.2f} s per hour (max {max(times):.2f} s), in the worker"
+    )
+
+
 async def setup(url: str) -> None:
     await upgrade_async(url)
     database = Database(url)
@@ -540,6 +564,8 @@ async def main() -> None:
             f"{time.perf_counter() - started:.0f} s; SQLite file "
             f"{sqlite_path.stat().st_size / 1e6:,.0f} MB"
         )
+        await compact(sqlite_url, "SQLite")
+        await compact(pg_url, "PostgreSQL")
         sqlite_times = await time_queries(sqlite_url, "SQLite")
         pg_times = await time_queries(pg_url, "PostgreSQL")
         await ingest(sqlite_url, "SQLite")

@@ -1,6 +1,7 @@
 """The background workers ``portico serve`` runs beside the HTTP servers: the outbox mailer
-(``core.mailer``), the jobs worker (``core.job_worker``) and the analytics retention sweep
-(``management.analytics.retention``), as asyncio tasks of the same loop. Each replica runs its
+(``core.mailer``), the jobs worker (``core.job_worker``), the analytics retention sweep
+(``management.analytics.retention``) and compaction (``management.analytics.compaction``),
+as asyncio tasks of the same loop. Each replica runs its
 own; row claims keep them from doing one thing twice (the sweep deletes what is past its
 retention: two replicas doing it delete the same rows once).
 ``PORTICO_RUN_WORKERS=false`` makes a replica serve HTTP only."""
@@ -15,6 +16,7 @@ from portico.core.db.engine import Database
 from portico.core.job_worker import JobWorker
 from portico.core.mailer import Mailer
 from portico.core.settings import Settings
+from portico.management.analytics.compaction import AnalyticsCompaction
 from portico.management.analytics.retention import AnalyticsRetention
 
 logger = logging.getLogger("portico.worker")
@@ -25,17 +27,20 @@ class Workers:
     mailer: Mailer
     jobs: JobWorker
     analytics: AnalyticsRetention
+    compaction: AnalyticsCompaction
 
     def start(self) -> None:
         self.mailer.start()
         self.jobs.start()
         self.analytics.start()
+        self.compaction.start()
         mode = "SMTP" if self.mailer.smtp else "log only (no PORTICO_SMTP_URL)"
         logger.info("workers started: mailer (%s), jobs (%s)", mode, self.jobs.name)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Let work in hand finish for up to ``grace`` seconds each; what remains is left
         for the next worker (queued jobs, leased emails)."""
+        await self.compaction.stop(grace)
         await self.analytics.stop(grace)
         await self.jobs.stop(grace)
         await self.mailer.stop(grace)
@@ -62,5 +67,11 @@ def build_workers(settings: Settings, *, database: Database, clock: Clock) -> Wo
             minute_retention_days=settings.analytics_minute_retention_days,
             hour_retention_days=settings.analytics_hour_retention_days,
             interval=settings.analytics_retention_interval_seconds,
+        ),
+        compaction=AnalyticsCompaction(
+            database,
+            clock,
+            interval=settings.analytics_compaction_interval_seconds,
+            lookback_hours=settings.analytics_compaction_lookback_hours,
         ),
     )

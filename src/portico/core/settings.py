@@ -99,6 +99,20 @@ class Settings(BaseSettings):
     analytics_retention_interval_seconds: float = Field(
         3600.0, gt=0, le=86400, description="How often the analytics retention sweep runs."
     )
+    analytics_compaction_interval_seconds: float = Field(
+        60.0,
+        gt=0,
+        le=86400,
+        description="How often closed hours are compacted for percentile queries (a pass "
+        "with nothing due reads only the hours' fingerprints).",
+    )
+    analytics_compaction_lookback_hours: int = Field(
+        48,
+        ge=1,
+        le=24 * 31,
+        description="How far back compaction looks for hours that are new or changed since "
+        "they were compacted; older ones keep their compaction, or are read uncompacted.",
+    )
     gateway_node_id: str = Field("", description="This gateway node's id; empty: generated.")
     marketplace_modules: list[str] | None = Field(
         None,

@@ -11,6 +11,10 @@ adds requests to an hour, and retention replaces or deletes whole hours, so any 
 hour changes its fingerprint: a stale merge is never used, whichever process wrote the change
 (the fingerprint is read from the store on every query, not trusted from memory).
 
+An hour not in the cache is read from the hourly sketches, or, when the query groups and
+filters by nothing finer than route and app and the hour is compacted as it stands now, from
+the compacted ones (``compaction``: about a sixth of the rows to merge).
+
 Bounded: at most ``MAX_ENTRIES`` (shape, hour) merges, least recently used dropped first.
 """
 
@@ -24,8 +28,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from portico.management.analytics.repository import (
+    ROUTE_COLUMNS,
     AnalyticsRepository,
     Condition,
+    Fingerprint,
     Measure,
     Window,
 )
@@ -35,8 +41,6 @@ MAX_ENTRIES = 2048
 
 #: (store, org, sketch column, group columns, conditions)
 Shape = tuple[str, uuid.UUID, str, tuple[str, ...], tuple[Condition, ...]]
-#: (rows, requests) of an hour in the hourly tier
-Fingerprint = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -108,30 +112,61 @@ async def hourly_merges(
     cache.hits += len(found)
     cache.misses += len(stale)
     if stale:
-        # one read for the changed hours (usually the last one or two)
-        span = Window(True, min(stale), max(stale) + timedelta(hours=1))
-        rows = await repository.sketches(
-            span,
-            org_id=org_id,
-            conditions=conditions,
-            groups=groups,
-            by_period=True,
-            measure=measure,
-        )
-        width = len(groups)
-        merged: dict[datetime, dict[tuple[Any, ...], tuple[int, sketches.Accumulator]]] = {
-            hour: {} for hour in stale
-        }
-        for row in rows:
-            hour = row.period
-            if hour not in merged:  # an hour in the span that was found unchanged
+        by_route: set[datetime] = set()
+        if {*groups, *(condition.column for condition in conditions)} <= ROUTE_COLUMNS:
+            compacted = await repository.compactions(org_id, stale)
+            by_route = {hour for hour in stale if compacted.get(hour) == fingerprints[hour]}
+        for hours, compact in ((sorted(by_route), True), (sorted(set(stale) - by_route), False)):
+            if not hours:
                 continue
-            accumulator = sketches.Accumulator()
-            accumulator.add_joined(row.sketches or "")
-            accumulator.freeze()
-            merged[hour][tuple(row[:width])] = (int(row.measured or 0), accumulator)
-        for hour, by_group in merged.items():
-            merge = HourMerge(fingerprints[hour], by_group)
-            cache.put(shape, hour, merge)
-            found[hour] = merge
+            merged = await _merge_hours(
+                repository,
+                hours,
+                org_id=org_id,
+                conditions=conditions,
+                groups=groups,
+                measure=measure,
+                by_route=compact,
+            )
+            for hour, by_group in merged.items():
+                merge = HourMerge(fingerprints[hour], by_group)
+                cache.put(shape, hour, merge)
+                found[hour] = merge
     return sorted(found.items(), key=lambda item: item[0])
+
+
+async def _merge_hours(
+    repository: AnalyticsRepository,
+    hours: Sequence[datetime],
+    *,
+    org_id: uuid.UUID,
+    conditions: Sequence[Condition],
+    groups: Sequence[str],
+    measure: Measure,
+    by_route: bool,
+) -> dict[datetime, dict[tuple[Any, ...], tuple[int, sketches.Accumulator]]]:
+    """Each of ``hours`` merged per group, read in one query (their span: the hours of the
+    span not asked for are left out)."""
+    span = Window(True, hours[0], hours[-1] + timedelta(hours=1))
+    rows = await repository.sketches(
+        span,
+        org_id=org_id,
+        conditions=conditions,
+        groups=groups,
+        by_period=True,
+        measure=measure,
+        by_route=by_route,
+    )
+    width = len(groups)
+    merged: dict[datetime, dict[tuple[Any, ...], tuple[int, sketches.Accumulator]]] = {
+        hour: {} for hour in hours
+    }
+    for row in rows:
+        by_group = merged.get(row.period)
+        if by_group is None:  # an hour of the span read from the other table, or unchanged
+            continue
+        accumulator = sketches.Accumulator()
+        accumulator.add_joined(row.sketches or "")
+        accumulator.freeze()
+        by_group[tuple(row[:width])] = (int(row.measured or 0), accumulator)
+    return merged

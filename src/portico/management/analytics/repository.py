@@ -10,22 +10,60 @@ from __future__ import annotations
 
 import operator
 import uuid
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, Table, and_, case, cast, func, not_, select
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    Table,
+    and_,
+    case,
+    cast,
+    delete,
+    func,
+    insert,
+    not_,
+    select,
+    text,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from portico.management.org.models import Organization
 from portico.management.product.models import Product
-from portico.management.telemetry.models import MEASURES, TelemetryHourlySketch
+from portico.management.telemetry.models import (
+    MEASURES,
+    NAMES,
+    ROUTE_KEY,
+    TelemetryHourlySketch,
+    TelemetryRouteSketch,
+    TelemetrySketchCompaction,
+)
 from portico.management.telemetry.repository import tier
 
 #: the status ``product-quota`` refuses with once the quota is spent
 QUOTA_REFUSED = 429
 #: a minute row's sketch column → the measure the hourly sketches are stored under
 _MEASURE_OF = {column: measure for measure, column in MEASURES.items()}
+_FINE_SKETCHES: Table = TelemetryHourlySketch.__table__  # type: ignore[assignment]
+_ROUTE_SKETCHES: Table = TelemetryRouteSketch.__table__  # type: ignore[assignment]
+_COMPACTIONS: Table = TelemetrySketchCompaction.__table__  # type: ignore[assignment]
+#: the columns ``telemetry_sketches_hourly_by_route`` keeps: a query grouping and filtering
+#: by these only can read it
+ROUTE_COLUMNS = frozenset({"environment_id", *ROUTE_KEY, *NAMES})
+#: (rows, requests) of an hour in the hourly tier
+Fingerprint = tuple[int, int]
+
+
+def _joined(session: AsyncSession, column: Any) -> Any:
+    """The group's sketches joined by ``;`` in the database."""
+    bind = session.bind
+    if bind is not None and bind.dialect.name == "postgresql":
+        return func.string_agg(column, ";")
+    return func.group_concat(column, ";")
 
 
 @dataclass(frozen=True)
@@ -152,14 +190,16 @@ class AnalyticsRepository:
         groups: Sequence[str],
         by_period: bool,
         measure: Measure,
+        by_route: bool = False,
     ) -> Sequence[Any]:
         """Per group (and period): ``measured`` and ``sketches``, the group's stored sketches
         joined by ``;`` in the database (one row per group instead of one per rollup: the
         rows, not the bytes, are what costs in the driver). Hours read the measure's rows of
-        ``telemetry_sketches_hourly``, minutes their rollups."""
+        ``telemetry_sketches_hourly`` (``by_route``: of ``telemetry_sketches_hourly_by_route``,
+        which only a query within ``ROUTE_COLUMNS`` may read), minutes their rollups."""
         clauses: list[ColumnElement[bool]] = []
         if window.hourly:
-            table: Table = TelemetryHourlySketch.__table__  # type: ignore[assignment]
+            table = _ROUTE_SKETCHES if by_route else _FINE_SKETCHES
             period, sketch, count = "hour", table.c.sketch, table.c.count
             clauses.append(table.c.measure == _MEASURE_OF[measure.sketch])
         else:
@@ -168,12 +208,7 @@ class AnalyticsRepository:
         keys: list[Any] = [table.c[name] for name in groups]
         if by_period:
             keys.append(table.c[period].label("period"))
-        bind = self.session.bind
-        joined = (
-            func.string_agg(sketch, ";")
-            if bind is not None and bind.dialect.name == "postgresql"
-            else func.group_concat(sketch, ";")
-        )
+        joined = _joined(self.session, sketch)
         statement = (
             select(*keys, func.sum(count).label("measured"), joined.label("sketches"))
             .where(_where(table, period, org_id, window, conditions), *clauses)
@@ -195,6 +230,76 @@ class AnalyticsRepository:
             .group_by(table.c.hour)
         )
         return {hour: (int(count), int(total or 0)) for hour, count, total in rows}
+
+    async def compactions(
+        self, org_id: uuid.UUID, hours: Sequence[datetime]
+    ) -> dict[datetime, Fingerprint]:
+        """The fingerprint each of ``hours`` had when it was compacted, for those that were."""
+        if not hours:
+            return {}
+        table = _COMPACTIONS
+        rows = await self.session.execute(
+            select(table.c.hour, table.c.rows, table.c.requests).where(
+                table.c.org_id == org_id, table.c.hour.in_(list(hours))
+            )
+        )
+        return {hour: (int(count), int(requests)) for hour, count, requests in rows}
+
+    async def org_ids(self) -> list[uuid.UUID]:
+        """Every org (few: each one's hours are then read through its own index range)."""
+        return list((await self.session.execute(select(Organization.id))).scalars())
+
+    async def route_groups(self, org_id: uuid.UUID, hour: datetime, measure: str) -> Sequence[Any]:
+        """An hour's sketches of ``measure`` per environment, route key and names: what
+        compaction merges into one row each (``measured`` and the joined ``sketches``)."""
+        table = _FINE_SKETCHES
+        keys = [table.c[name] for name in ("environment_id", *ROUTE_KEY, *NAMES)]
+        statement = (
+            select(
+                *keys,
+                func.sum(table.c.count).label("measured"),
+                _joined(self.session, table.c.sketch).label("sketches"),
+            )
+            .where(table.c.org_id == org_id, table.c.measure == measure, table.c.hour == hour)
+            .group_by(*keys)
+        )
+        return (await self.session.execute(statement)).all()
+
+    async def lock_compaction(self, org_id: uuid.UUID, hour: datetime) -> None:
+        """Serialise two compactions of one hour (two workers; PostgreSQL: SQLite's write
+        transactions already are)."""
+        bind = self.session.bind
+        if bind is not None and bind.dialect.name == "postgresql":
+            key = zlib.crc32(b"compaction:" + org_id.bytes + hour.isoformat().encode())
+            await self.session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+
+    async def replace_compaction(
+        self,
+        org_id: uuid.UUID,
+        hour: datetime,
+        rows: Sequence[dict[str, Any]],
+        fingerprint: Fingerprint | None,
+        now: datetime,
+    ) -> None:
+        """The hour's compacted rows become ``rows``, compacted at ``fingerprint`` (None: the
+        hour has no traffic left, and nothing is kept of it)."""
+        for table in (_ROUTE_SKETCHES, _COMPACTIONS):
+            await self.session.execute(
+                delete(table).where(table.c.org_id == org_id, table.c.hour == hour)
+            )
+        if fingerprint is None:
+            return
+        if rows:
+            await self.session.execute(insert(_ROUTE_SKETCHES), list(rows))
+        await self.session.execute(
+            insert(_COMPACTIONS).values(
+                org_id=org_id,
+                hour=hour,
+                rows=fingerprint[0],
+                requests=fingerprint[1],
+                compacted_at=now,
+            )
+        )
 
     async def metered(
         self,

@@ -233,6 +233,69 @@ class TelemetryHourlySketch(Base):
     sketch: Mapped[str] = mapped_column(Text(), default="")
 
 
+#: the hourly key without what a percentile query seldom splits by (consumer, method, status):
+#: the key of ``telemetry_sketches_hourly_by_route``
+ROUTE_KEY = ("api_id", "route_id", "app_id", "product_id", "developer_id")
+
+
+class TelemetryRouteSketch(Base):
+    """One measure's hourly sketches merged per environment, route and app: what
+    ``telemetry_sketches_hourly`` holds, without consumer, method and status, so about a
+    sixth of its rows (``bench/bench_analytics.py``). Written by the compaction
+    (``portico.management.analytics.compaction``) once an hour has closed, and read in its
+    place by a query that neither groups nor filters by those three while the hour is as it
+    was compacted (``TelemetrySketchCompaction``). Rows of one key whose names differed
+    within the hour (an API renamed at half past) stay apart, numbered by ``variant``: a
+    query grouping by a name sees what it would have seen in the finer table."""
+
+    __tablename__ = "telemetry_sketches_hourly_by_route"
+    __table_args__ = (
+        Index("ix_telemetry_sketches_hourly_by_route_env_hour", "environment_id", "hour"),
+        {"sqlite_with_rowid": False},
+    )
+
+    org_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("orgs.id", ondelete="CASCADE"), primary_key=True
+    )
+    measure: Mapped[str] = mapped_column(String(16), primary_key=True)
+    hour: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+    environment_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("environments.id", ondelete="CASCADE"), primary_key=True
+    )
+    api_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    route_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    app_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    product_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    developer_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    variant: Mapped[int] = mapped_column(Integer, primary_key=True)
+    env_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_name: Mapped[str] = mapped_column(Text(), server_default="")
+    route_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_path: Mapped[str] = mapped_column(Text(), server_default="")
+    upstream_path: Mapped[str] = mapped_column(Text(), server_default="")
+    app_name: Mapped[str] = mapped_column(Text(), server_default="")
+    developer_email: Mapped[str] = mapped_column(Text(), server_default="")
+    product_name: Mapped[str] = mapped_column(Text(), server_default="")
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    sketch: Mapped[str] = mapped_column(Text(), default="")
+
+
+class TelemetrySketchCompaction(Base):
+    """An hour of an org compacted into ``telemetry_sketches_hourly_by_route``, and the
+    hour's fingerprint then: (rows, requests) of its hourly rollups. Any write to the hour
+    changes the fingerprint, and the compacted rows are not read until compacted again."""
+
+    __tablename__ = "telemetry_sketch_compactions"
+
+    org_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("orgs.id", ondelete="CASCADE"), primary_key=True
+    )
+    hour: Mapped[datetime] = mapped_column(UTCDateTime(), primary_key=True)
+    rows: Mapped[int] = mapped_column(BigInteger)
+    requests: Mapped[int] = mapped_column(BigInteger)
+    compacted_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class TelemetryLoss(Base):
     """Records a node could not deliver (its buffer was full), by the minute it said so."""
 

@@ -30,6 +30,8 @@ from portico.management.telemetry.models import (
     TelemetryHourlySketch,
     TelemetryLoss,
     TelemetryRollup,
+    TelemetryRouteSketch,
+    TelemetrySketchCompaction,
 )
 
 #: the count of values each measure's sketch holds, by measure
@@ -41,6 +43,8 @@ _COUNTED_BY = {
     "transfer": "requests",
 }
 _SKETCH_TABLE: Table = TelemetryHourlySketch.__table__  # type: ignore[assignment]
+_ROUTE_SKETCH_TABLE: Table = TelemetryRouteSketch.__table__  # type: ignore[assignment]
+_COMPACTIONS: Table = TelemetrySketchCompaction.__table__  # type: ignore[assignment]
 _SKETCH_KEY = ["org_id", "measure", "hour", "environment_id", *KEY]
 
 
@@ -206,11 +210,14 @@ class TelemetryRepository:
                 select(table.c.environment_id).where(table.c[period] < moment).distinct()
             )
             for environment_id in list(environments):
-                await self.session.execute(
-                    delete(sketches).where(
-                        sketches.c.environment_id == environment_id, sketches.c.hour < moment
+                for compacted in (sketches, _ROUTE_SKETCH_TABLE):
+                    await self.session.execute(
+                        delete(compacted).where(
+                            compacted.c.environment_id == environment_id,
+                            compacted.c.hour < moment,
+                        )
                     )
-                )
+            await self.session.execute(delete(_COMPACTIONS).where(_COMPACTIONS.c.hour < moment))
         if records:
             await self.session.execute(delete(table).where(table.c[period] < moment))
         return records
