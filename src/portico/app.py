@@ -1,5 +1,5 @@
-"""The control-plane ASGI application: the management service (and, as later parts land,
-the marketplace admin API under /api/admin/v1), built from settings."""
+"""The control-plane ASGI application: the management service, the marketplace admin API
+under /api/admin/v1 and the developer portal API under /api/portal/v1, built from settings."""
 
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
 """The environment config snapshot: the contract between the control plane and gateway nodes.
 
 The management service builds one snapshot per change of an environment (deploy, undeploy,
-global plugin, gateway hosts) and serves it at ``/api/dataplane/v1/envs/{envId}/config``;
+global plugin, gateway hosts, and the consumers, apps, developers, products and upstreams it
+carries) and serves it at ``/api/dataplane/v1/envs/{envId}/config``;
 a gateway node loads it whole or refuses it whole. It holds everything a node needs and
 nothing it must look up elsewhere: the hostnames, every deployed route with its API and its
 effective plugins (global < service < route, a narrower scope replacing a wider one — the
 consumer scope is applied at run time, once the consumer is known), the upstreams the routes
-target, the consumers and the global plugins.
+target, the consumers (with the apps, developers and products they stand for) and the global
+plugins.
 
 ``content_hash`` covers everything but ``version`` and ``generated_at``, so two snapshots
 with the same content have the same hash (and ETag) whatever their version.

@@ -1,6 +1,6 @@
 """The stored form of percentile sketches, and merging them fast enough to answer a query.
 
-A sketch is bin → count (bins as ``portico.gateway.telemetry.sketch_index`` maps values:
+A sketch is bin → count (bins as ``portico.gateway.telemetry.rollups.sketch_index`` maps values:
 1 % relative accuracy). Stored as text in one of two forms, whichever is shorter:
 
 * sparse ``"i=c,i=c"`` — a minute's rollup of a few requests holds a few bins;
