@@ -470,7 +470,7 @@ def test_headers_set_with_a_line_break_take_the_checked_path() -> None:
 
 
 async def test_a_pooled_request_head_is_rendered_whole() -> None:
-    # forward_now renders the upstream request in one piece (proxy.request_head with a
+    # forward_now renders the upstream request in one piece (forwarding.request_head with a
     # target): the same head as the coroutine path's, an empty body's length said on.
     async def answer(number: int, head: bytes, _: Any, writer: asyncio.StreamWriter) -> None:
         writer.write(OK)

@@ -36,9 +36,11 @@ from portico.gateway.environment_runtime import (
     build_environment,
 )
 from portico.gateway.http.body import EMPTY_BODY
+from portico.gateway.http.forwarding import FailureKind, answer_failure
 from portico.gateway.http.proxy import (
     AddedHeaders,
     BodyTransform,
+    Forwarding,
     OnResponse,
     Outcome,
     ProxyResult,
@@ -457,18 +459,8 @@ class Gateway:
                 conn = self.pool.take(first.host, first.port, upstream.tls)
                 if conn is not None:
                     proxied = Proxied(self, env, route, first, filters, loggers, ctx, responder)
-                    forward_now(
-                        request,
-                        responder,
-                        conn,
-                        addr=first.address,
-                        path=ctx.upstream_path or ctx.path,
-                        host_header=self._upstream_host(ctx, upstream),
-                        extra_headers=self._extra_headers(ctx),
-                        timeouts=upstream.timeouts,
-                        on_response=self._on_response(filters, ctx),
-                        outcome=proxied,
-                    )
+                    forwarding = self._forwarding(filters, ctx, upstream)
+                    forward_now(request, responder, conn, forwarding, first.address, proxied)
                     return TAKEN
         return self._proxy_later(env, route, filters, loggers, ctx, responder, first)
 
@@ -487,8 +479,7 @@ class Gateway:
 
     @staticmethod
     def _no_upstream(ctx: RequestContext, responder: Responder) -> None:
-        ctx.status = 502
-        responder.send(502, JSON, error_body("502 Bad Gateway: no upstream"))
+        ctx.status = answer_failure(responder, FailureKind.NO_UPSTREAM)
 
     @staticmethod
     def _pick_context(ctx: RequestContext, upstream: UpstreamRuntime) -> PickContext:
@@ -502,6 +493,20 @@ class Gateway:
             args={k: v[0] for k, v in parse_qs(request.query).items()},
             consumer=ctx.consumer.username if ctx.consumer else None,
             vars={"uri": ctx.path, "host": ctx.host, "remote_addr": ctx.client_ip},
+        )
+
+    def _forwarding(
+        self, filters: list[PluginRuntime], ctx: RequestContext, upstream: UpstreamRuntime
+    ) -> Forwarding:
+        """How the request is forwarded, whichever path takes it."""
+        return Forwarding(
+            ctx.upstream_path or ctx.path,
+            self._upstream_host(ctx, upstream),
+            self._extra_headers(ctx),
+            upstream.timeouts,
+            upstream.retries,
+            upstream.tls,
+            self._on_response(filters, ctx),
         )
 
     @staticmethod
@@ -569,20 +574,9 @@ class Gateway:
                 balancer.started(node)
             return node
 
+        forwarding = self._forwarding(filters, ctx, upstream)
         started = _clock()
-        result = await forward(
-            request,
-            responder,
-            pool=self.pool,
-            targets=next_target,
-            path=ctx.upstream_path or ctx.path,
-            host_header=self._upstream_host(ctx, upstream),
-            extra_headers=self._extra_headers(ctx),
-            timeouts=upstream.timeouts,
-            retries=upstream.retries,
-            tls=upstream.tls,
-            on_response=self._on_response(filters, ctx),
-        )
+        result = await forward(request, responder, forwarding, pool=self.pool, targets=next_target)
         self._account(upstream, tried, ctx, responder, result, _clock() - started)
 
     @staticmethod

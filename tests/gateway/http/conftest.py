@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from portico.gateway.http import (
+    Forwarding,
     Limits,
     OnResponse,
     ProxyResult,
@@ -353,17 +354,16 @@ async def gateway() -> AsyncIterator[GatewayFactory]:
 
         async def handler(request: Request, responder: Responder) -> None:
             nodes = iter(targets)
-            result = await forward(
-                request,
-                responder,
-                pool=the_pool,
-                targets=lambda: next(nodes, None),
-                path=request.path,
-                host_header=request.header("host") or "",
-                extra_headers=extra_headers or [],
-                timeouts=timeouts or Timeouts(connect=5, send=5, read=5),
-                retries=retries,
+            forwarding = Forwarding(
+                request.path,
+                request.header("host") or "",
+                extra_headers or [],
+                timeouts or Timeouts(connect=5, send=5, read=5),
+                retries,
                 on_response=on_response,
+            )
+            result = await forward(
+                request, responder, forwarding, pool=the_pool, targets=lambda: next(nodes, None)
             )
             results.append(result)
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from portico.gateway.http import BodyTransform, Target, Timeouts, UpstreamResponse
+from portico.gateway.http import BodyTransform, Forwarding, Target, Timeouts, UpstreamResponse
 from tests.support.waiting import eventually
 
 from .conftest import (
@@ -127,16 +127,13 @@ async def test_path_rewrite_keeps_the_query(gateway: GatewayFactory, echo: EchoB
     pool = UpstreamPool()
 
     async def handler(request: Request, responder: Responder) -> None:
+        path = "/v2/items" if request.path == "/a" else "/v2?fixed=1"
         await forward(
             request,
             responder,
+            Forwarding(path, "backend.internal", [], Timeouts()),
             pool=pool,
             targets=iter([echo.target, None]).__next__,
-            path="/v2/items" if request.path == "/a" else "/v2?fixed=1",
-            host_header="backend.internal",
-            extra_headers=[],
-            timeouts=Timeouts(),
-            retries=0,
         )
 
     server = await serve(handler, "127.0.0.1", 0)
@@ -669,13 +666,9 @@ async def test_body_read_before_forwarding_still_reaches_the_upstream(
         await forward(
             request,
             responder,
+            Forwarding(request.path, "h", [], Timeouts()),
             pool=pool,
             targets=iter([echo.target, None]).__next__,
-            path=request.path,
-            host_header="h",
-            extra_headers=[],
-            timeouts=Timeouts(),
-            retries=0,
         )
 
     port = await http_server(inspect_then_forward)

@@ -6,7 +6,8 @@ import asyncio
 import json
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from portico.gateway.http import (
     UpstreamResponse,
     UpstreamTimeout,
 )
+from portico.gateway.http.forwarding import framing, render_head
 from tests.support.waiting import eventually
 
 from .conftest import EchoBackend, RawBackend, TlsMaterial, dead_port, read_head
@@ -34,12 +36,31 @@ async def pool() -> AsyncIterator[UpstreamPool]:
     await the_pool.close()
 
 
+async def request(
+    pool: UpstreamPool,
+    host: str,
+    port: int,
+    method: str,
+    target: str,
+    headers: list[tuple[str, str]],
+    body: AsyncIterable[bytes] | bytes | None,
+    content_length: int | None,
+    timeouts: Timeouts,
+    *args: Any,
+    **kw: Any,
+) -> UpstreamResponse:
+    """One exchange, its head rendered as the proxy renders its own (the framing line the
+    body's)."""
+    head = render_head(method, target, headers, framing(body, content_length))
+    return await pool.request(host, port, method, head, body, content_length, timeouts, *args, **kw)
+
+
 async def read(response: UpstreamResponse) -> bytes:
     return b"".join([chunk async for chunk in response.body])
 
 
 async def get(pool: UpstreamPool, port: int, target: str, **kw: object) -> UpstreamResponse:
-    return await pool.request("127.0.0.1", port, "GET", target, HOST, None, None, T, **kw)  # type: ignore[arg-type]
+    return await request(pool, "127.0.0.1", port, "GET", target, HOST, None, None, T, **kw)
 
 
 async def test_sequential_requests_share_one_connection(
@@ -91,16 +112,16 @@ async def test_bodies_sent_by_length_and_chunked(pool: UpstreamPool, echo: EchoB
         (stream(), None, ["transfer-encoding", "chunked"]),
         (stream(), 8, ["content-length", "8"]),
     ]
-    for body, length, framing in cases:
-        response = await pool.request("127.0.0.1", echo.port, "POST", "/", HOST, body, length, T)
+    for body, length, expected in cases:
+        response = await request(pool, "127.0.0.1", echo.port, "POST", "/", HOST, body, length, T)
         echoed = json.loads(await read(response))
         assert echoed["body"] == "abcdefgh"
-        assert framing in echoed["headers"]
+        assert expected in echoed["headers"]
     assert pool.connects == 1
 
 
 async def test_head_response_then_next_request(pool: UpstreamPool, echo: EchoBackend) -> None:
-    response = await pool.request("127.0.0.1", echo.port, "HEAD", "/", HOST, None, None, T)
+    response = await request(pool, "127.0.0.1", echo.port, "HEAD", "/", HOST, None, None, T)
     assert response.status == 200 and response.content_length
     assert await read(response) == b""
     after = await get(pool, echo.port, "/after")
@@ -137,20 +158,29 @@ async def test_refused_is_connect_failed(pool: UpstreamPool) -> None:
 
 async def test_connect_timeout(pool: UpstreamPool, blackhole_port: int) -> None:
     with pytest.raises(ConnectTimeout):
-        await pool.request(
-            "127.0.0.1", blackhole_port, "GET", "/", HOST, None, None, Timeouts(connect=0.2)
+        await request(
+            pool, "127.0.0.1", blackhole_port, "GET", "/", HOST, None, None, Timeouts(connect=0.2)
         )
 
 
 async def test_read_timeout(pool: UpstreamPool, echo: EchoBackend) -> None:
     with pytest.raises(UpstreamTimeout, match="read"):
-        await pool.request(
-            "127.0.0.1", echo.port, "GET", "/_slow?delay=1", HOST, None, None, Timeouts(read=0.2)
+        await request(
+            pool,
+            "127.0.0.1",
+            echo.port,
+            "GET",
+            "/_slow?delay=1",
+            HOST,
+            None,
+            None,
+            Timeouts(read=0.2),
         )
 
 
 async def test_read_timeout_between_body_chunks(pool: UpstreamPool, echo: EchoBackend) -> None:
-    response = await pool.request(
+    response = await request(
+        pool,
         "127.0.0.1",
         echo.port,
         "GET",
@@ -170,8 +200,8 @@ async def test_send_timeout(pool: UpstreamPool, raw_backend: RawBackend) -> None
 
     port = await raw_backend(never_reads)
     with pytest.raises(UpstreamTimeout, match="send"):
-        await pool.request(
-            "127.0.0.1", port, "POST", "/", HOST, b"x" * 64_000_000, None, Timeouts(send=0.3)
+        await request(
+            pool, "127.0.0.1", port, "POST", "/", HOST, b"x" * 64_000_000, None, Timeouts(send=0.3)
         )
 
 
@@ -204,8 +234,8 @@ async def test_early_answer_stops_the_upload(pool: UpstreamPool, echo: EchoBacke
             yield b"x" * 65536
             await asyncio.sleep(0)  # (the behaviour: an upload that lets the answer in between)
 
-    response = await pool.request(
-        "127.0.0.1", echo.port, "POST", "/_early", HOST, endless(), None, T
+    response = await request(
+        pool, "127.0.0.1", echo.port, "POST", "/_early", HOST, endless(), None, T
     )
     assert response.status == 413
     assert await read(response) == b"too big for me"
@@ -231,7 +261,7 @@ async def test_stale_keep_alive_connection_is_replayed(
     assert await read(await get(pool, port, "/2")) == b"ok"  # replayed on a new connection
     assert pool.connects == 2
     with pytest.raises(UpstreamReset):  # a POST is never replayed
-        await pool.request("127.0.0.1", port, "POST", "/", HOST, b"body", None, T)
+        await request(pool, "127.0.0.1", port, "POST", "/", HOST, b"body", None, T)
 
 
 async def test_max_requests_per_connection(echo: EchoBackend) -> None:
@@ -276,8 +306,8 @@ async def test_tls_upstream(
     tls_pool = UpstreamPool(ssl_context=tls_material.client)
     try:
         for _ in range(3):
-            response = await tls_pool.request(
-                "127.0.0.1", port, "GET", "/", HOST, None, None, T, True, "localhost"
+            response = await request(
+                tls_pool, "127.0.0.1", port, "GET", "/", HOST, None, None, T, True, "localhost"
             )
             assert await read(response) == b"secret"
         assert tls_pool.connects == 1
@@ -285,4 +315,4 @@ async def test_tls_upstream(
         await tls_pool.close()
     # The default context verifies certificates: a self-signed one is a connect failure.
     with pytest.raises(ConnectFailed):
-        await pool.request("127.0.0.1", port, "GET", "/", HOST, None, None, T, True, "localhost")
+        await request(pool, "127.0.0.1", port, "GET", "/", HOST, None, None, T, True, "localhost")

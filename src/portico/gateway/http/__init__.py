@@ -18,7 +18,15 @@ from .errors import (
     RequestTimeout,
     error_body,
 )
-from .proxy import BodyTransform, OnResponse, ProxyResult, Target, forward, forward_now
+from .proxy import (
+    BodyTransform,
+    Forwarding,
+    OnResponse,
+    ProxyResult,
+    Target,
+    forward,
+    forward_now,
+)
 from .responder import TAKEN, Taken
 from .server import Handler, Limits, Request, Responder, serve, shutdown
 from .upstream import (
@@ -40,6 +48,7 @@ __all__ = [
     "ClientError",
     "ConnectFailed",
     "ConnectTimeout",
+    "Forwarding",
     "Handler",
     "Limits",
     "OnResponse",

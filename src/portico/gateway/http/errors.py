@@ -13,7 +13,8 @@ Exception trees::
     │   │                       another node may be tried (502)
     │   └── ConnectTimeout      … because the connect timeout passed (504)
     ├── UpstreamTimeout         send or read timeout (504)
-    └── UpstreamReset           reset, closed mid-exchange, invalid response (502)
+    └── UpstreamReset           reset, closed mid-exchange (502)
+        └── InvalidResponse     an answer llhttp refuses, or a head too big (502)
 
 Handlers see client errors when they read ``Request.body`` or write through a ``Responder``;
 the server answers them itself (as ``{"error_msg": ...}``) when a handler lets one escape
@@ -68,6 +69,11 @@ class UpstreamTimeout(UpstreamError):
 
 class UpstreamReset(UpstreamError):
     """Closed or reset mid-exchange, or an invalid response → 502."""
+
+
+class InvalidResponse(UpstreamReset):
+    """An answer that is not HTTP as llhttp reads it (a malformed status line or header, a
+    smuggling shape), or whose head is too big → 502."""
 
 
 class StaleConnection(UpstreamReset):

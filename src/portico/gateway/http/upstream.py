@@ -9,9 +9,8 @@ Errors are the ``UpstreamError`` tree of ``errors`` (ConnectFailed, ConnectTimeo
 UpstreamTimeout, UpstreamReset). Errors of the request body's own source (a client that goes
 away while its body is being forwarded) propagate unchanged.
 
-The caller gives every header except the framing ones: ``content-length`` and
-``transfer-encoding`` are written by the pool from ``body``/``content_length``. TLS verifies
-the node's certificate with the default context unless the pool is given another one.
+The caller renders the whole request head (``forwarding``), its framing line the body's. TLS
+verifies the node's certificate with the default context unless the pool is given another one.
 """
 
 from __future__ import annotations
@@ -287,29 +286,28 @@ class UpstreamPool(Pool):
         host: str,
         port: int,
         method: str,
-        target: str,
-        headers: list[tuple[str, str]] | str,
+        head: bytes,
         body: AsyncIterable[bytes] | bytes | None,
         content_length: int | None,
         timeouts: Timeouts,
         tls: bool = False,
         server_hostname: str | None = None,
     ) -> UpstreamResponse:
-        """One exchange with ``host:port``. ``headers`` are pairs, or lines already rendered
-        (``name: value\r\n`` each; ``proxy.request_head``); either way without the framing
-        ones, which follow from ``body`` and ``content_length``."""
+        """One exchange with ``host:port``: ``head`` is the whole request head, its framing
+        line the one ``body`` and ``content_length`` call for (``forwarding.render_head``,
+        ``forwarding.request_head``)."""
         key: _Key = (host, port, tls, server_hostname)
         conn = self._take(key)
         if conn is not None:
             try:
-                await conn.exchange(method, target, headers, body, content_length, timeouts)
+                await conn.exchange(method, head, body, content_length, timeouts)
                 return response_of(conn, timeouts.read)
             except StaleConnection as exc:
                 if not replayable(method, body):
                     raise UpstreamReset(str(exc)) from None
         conn = await self._connect(key, timeouts.connect)
         try:
-            await conn.exchange(method, target, headers, body, content_length, timeouts)
+            await conn.exchange(method, head, body, content_length, timeouts)
         except StaleConnection as exc:  # cannot be stale, but keep the public tree tidy
             raise UpstreamReset(str(exc)) from None
         return response_of(conn, timeouts.read)

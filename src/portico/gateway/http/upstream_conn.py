@@ -21,7 +21,13 @@ from typing import Final, cast
 
 import httptools
 
-from .errors import StaleConnection, UpstreamError, UpstreamReset, UpstreamTimeout
+from .errors import (
+    InvalidResponse,
+    StaleConnection,
+    UpstreamError,
+    UpstreamReset,
+    UpstreamTimeout,
+)
 from .held_writes import HeldWrites, Holder
 from .names import HEADER_NAMES, HOP_BY_HOP
 from .timer import Deadline
@@ -214,9 +220,9 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
                 self.upgraded = self.done = True
                 self.upgrade_buf = bytearray(data[exc.args[0] :])
             else:
-                self._fail(UpstreamReset("invalid response from upstream"))
+                self._fail(InvalidResponse("invalid response from upstream"))
         except httptools.HttpParserError:
-            self._fail(UpstreamReset("invalid response from upstream"))
+            self._fail(InvalidResponse("invalid response from upstream"))
         finally:
             self._feeding = False
         if self.error is not None:
@@ -228,7 +234,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
             # httptools holds a header until its end: bound what a never-ending head costs.
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES:
-                self._fail(UpstreamReset("upstream sent too big a header"))
+                self._fail(InvalidResponse("upstream sent too big a header"))
         elif self._head_only:
             # llhttp cannot be told a response has no body (HEAD): start the next one afresh.
             self._parser = httptools.HttpResponseParser(self)
@@ -311,7 +317,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
             self._forget_head()
             return
         if self._head_size > MAX_HEAD_BYTES:
-            self.error = UpstreamReset("upstream sent too big a header")
+            self.error = InvalidResponse("upstream sent too big a header")
             raise self.error  # stops the parser
         self.status = status
         self.keep_alive = parser.should_keep_alive()
@@ -342,27 +348,24 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
     async def exchange(
         self,
         method: str,
-        target: str,
-        headers: list[tuple[str, str]] | str,
+        head: bytes,
         body: AsyncIterable[bytes] | bytes | None,
         content_length: int | None,
         timeouts: Timeouts,
     ) -> None:
-        """Send the request and wait for the response head (``head_done``), each wait bounded
-        by its timeout. Aborts the connection on any failure."""
+        """Send the request (``head`` rendered whole, its framing line the body's:
+        ``forwarding.render_head``) and wait for the response head (``head_done``), each wait
+        bounded by its timeout. Aborts the connection on any failure."""
         stream: AsyncIterable[bytes] | None = None
         payload: bytes | None = None
         if body is None:
             pass
-        elif isinstance(body, bytes | bytearray | memoryview):
-            payload = bytes(body) if not isinstance(body, bytes) else body
-            content_length = len(payload)
+        elif isinstance(body, bytes):
+            payload = body
         else:
             stream = body
         try:
-            head = self._render_head(
-                method, target, headers, payload, content_length, stream is not None
-            )
+            self._begin(method)
             if self.closed:
                 self._raise()
             if payload:
@@ -401,35 +404,6 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         self._phase = _BUSY
         self.requests += 1
         self._head_only = method == "HEAD"
-
-    def _render_head(
-        self,
-        method: str,
-        target: str,
-        headers: list[tuple[str, str]] | str,
-        payload: bytes | None,
-        content_length: int | None,
-        streamed: bool,
-    ) -> bytes:
-        """Start an exchange (``_begin``) and render its request head (``payload``: the body,
-        when it is all here; ``streamed``: it follows, chunked unless ``content_length`` is
-        given)."""
-        self._begin(method)
-        parts = [method, " ", target, " HTTP/1.1\r\n"]
-        if isinstance(headers, str):
-            parts.append(headers)
-        else:
-            for name, value in headers:
-                parts += (name, ": ", value, "\r\n")
-        if streamed:
-            if content_length is None:
-                parts.append("transfer-encoding: chunked\r\n")
-            else:
-                parts.append(f"content-length: {content_length}\r\n")
-        elif payload is not None or content_length == 0:
-            parts.append(f"content-length: {content_length}\r\n")
-        parts.append("\r\n")
-        return "".join(parts).encode("latin-1")
 
     def flush(self) -> None:
         held = self._held
