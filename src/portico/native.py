@@ -32,10 +32,15 @@ logger = logging.getLogger("portico.native")
 
 #: the compiled modules: the data plane's hot path, measured
 MODULES = (
+    "portico.gateway.access_phase",
+    "portico.gateway.answer_filters",
     "portico.gateway.context",
     "portico.gateway.environment_runtime",
     "portico.gateway.gateway",
+    "portico.gateway.hosts",
     "portico.gateway.plugin_services",
+    "portico.gateway.request_ids",
+    "portico.gateway.upstream_request",
     "portico.gateway.balancing.algorithms",
     "portico.gateway.balancing.balancer",
     "portico.gateway.balancing.nodes",

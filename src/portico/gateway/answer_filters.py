@@ -1,0 +1,94 @@
+"""What the plugins make of an answer, the gateway's own (a plugin's ``Reply``) or the node's
+(``on_response_of``, what the proxy calls with it): the headers they set, their header filters,
+their body filters."""
+
+from __future__ import annotations
+
+from portico.gateway.context import PluginRuntime, Reply, RequestContext, ResponseHeaders
+from portico.gateway.http.proxy import AddedHeaders, BodyTransform, OnResponse, with_added
+from portico.gateway.http.server import Request, Responder
+from portico.gateway.http.upstream import UpstreamResponse
+
+
+def request_bytes_of(request: Request) -> int:
+    return request.body.received
+
+
+def body_transform(ctx: RequestContext) -> BodyTransform:
+    """The context's body filters as one ``(chunk, last) → bytes`` for the proxy."""
+    filters = list(ctx.body_filters)
+
+    def transform(chunk: bytes, last: bool) -> bytes:
+        for body_filter in filters:
+            chunk = body_filter(ctx, chunk, last)
+        return chunk
+
+    return transform
+
+
+def filter_headers(
+    filters: list[PluginRuntime],
+    ctx: RequestContext,
+    status: int,
+    headers: list[tuple[str, str]],
+    *,
+    lower_case: bool,
+) -> list[tuple[str, str]]:
+    """The response's headers: those the plugins set (``ctx.response_headers``), then
+    every header filter's edits. The X-Request-Id set last is also the responder's tag:
+    it is here for what the filters and loggers see. With no filter to see them, the
+    headers are merged as they are."""
+    added = ctx._response_headers
+    if not filters:
+        if not added:
+            return headers
+        pairs = [(name.lower(), value) for name, value in added.items()]
+        return with_added(headers, pairs, lower_case=lower_case)
+    seen = ResponseHeaders(headers, lower_case=lower_case)
+    if added:
+        seen.update(added)
+    for plugin in filters:
+        plugin.header_filter(ctx, status, seen)
+    seen["x-request-id"] = ctx.request_id
+    return seen.items()
+
+
+def send_reply(
+    filters: list[PluginRuntime],
+    ctx: RequestContext,
+    reply: Reply,
+    responder: Responder,
+) -> None:
+    ctx.status = reply.status
+    headers = filter_headers(filters, ctx, reply.status, reply.headers, lower_case=False)
+    body = reply.body
+    for body_filter in ctx._body_filters or ():
+        body = body_filter(ctx, body, True)
+    responder.send(ctx.status, headers, body)  # a header filter may change it
+    ctx.request_bytes = request_bytes_of(ctx.request)
+    ctx.response_bytes = len(body)
+
+
+def on_response_of(filters: list[PluginRuntime], ctx: RequestContext) -> OnResponse | None:
+    """What the proxy calls with the upstream's answer: None when nothing rewrites it (the
+    responder tags it with the request id; ``upstream_request.account`` notes the status)."""
+    if not filters:
+        added = ctx._response_headers
+        if not added:
+            return None
+        if not ctx._body_filters:
+            plain = AddedHeaders.of(added)  # (the usual answer keeps its lines; see proxy)
+            if plain is not None:
+                return plain
+
+    def on_response(
+        response: UpstreamResponse, headers: list[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
+        ctx.status = response.status
+        out = filter_headers(filters, ctx, response.status, headers, lower_case=True)
+        # a header filter may change the status the client gets (response-rewrite); the
+        # proxy sends response.status, and judges the node by the status it answered
+        response.status = ctx.status
+        return out, body_transform(ctx) if ctx._body_filters else None
+
+    return on_response
