@@ -66,9 +66,12 @@ MODULES = (
     "portico.gateway.http.relaying",
     "portico.gateway.http.request",
     "portico.gateway.http.responder",
+    "portico.gateway.http.response_lines",
     "portico.gateway.http.timer",
     "portico.gateway.http.upstream",
     "portico.gateway.http.upstream_conn",
+    "portico.gateway.http.upstream_contract",
+    "portico.gateway.http.upstream_exchange",
 )
 #: mypyc's name for the library the compiled modules share
 GROUP = "portico_native"

@@ -28,7 +28,8 @@ from .relaying import relay_answer, relay_complete, tunnel_answer
 from .request import Request
 from .responder import Responder
 from .upstream import UpstreamResponse, response_of
-from .upstream_conn import Connection, Listener
+from .upstream_conn import Connection
+from .upstream_contract import Listener
 
 
 class Outcome:

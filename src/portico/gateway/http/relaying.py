@@ -27,9 +27,9 @@ from .forwarding import (
 from .names import connection_tokens
 from .request import Request
 from .responder import Responder
+from .response_lines import name_size_bit
 from .tunnel import relay
 from .upstream import Timeouts, UpstreamResponse
-from .upstream_conn import name_size_bit
 
 #: names plugins set on answers, checked and lower-cased once (a bounded memo: the names
 #: come from plugin code and configuration, a handful)

@@ -30,7 +30,10 @@ from .errors import (
     UpstreamTimeout,
 )
 from .errors import reason as default_reason
-from .upstream_conn import Connection, Pool, Timeouts, header_pairs
+from .response_lines import header_pairs
+from .upstream_conn import Connection, Pool
+from .upstream_contract import Timeouts
+from .upstream_exchange import exchange
 
 __all__ = [
     "ConnectFailed",
@@ -300,14 +303,14 @@ class UpstreamPool(Pool):
         conn = self._take(key)
         if conn is not None:
             try:
-                await conn.exchange(method, head, body, content_length, timeouts)
+                await exchange(conn, method, head, body, content_length, timeouts)
                 return response_of(conn, timeouts.read)
             except StaleConnection as exc:
                 if not replayable(method, body):
                     raise UpstreamReset(str(exc)) from None
         conn = await self._connect(key, timeouts.connect)
         try:
-            await conn.exchange(method, head, body, content_length, timeouts)
+            await exchange(conn, method, head, body, content_length, timeouts)
         except StaleConnection as exc:  # cannot be stale, but keep the public tree tidy
             raise UpstreamReset(str(exc)) from None
         return response_of(conn, timeouts.read)

@@ -4,19 +4,19 @@
 The connection's single ``Deadline`` is the read timeout while a response is awaited, the send
 timeout while a request body waits for the socket to drain, and the idle timeout in the pool.
 
-An exchange is driven either by a coroutine (``exchange`` then ``wait``) or, for a request
-without a body, by callbacks: ``send`` writes the request and the ``Listener`` is called once,
-when the response head is in (with whatever of the body came with it) or the exchange failed.
+An exchange is driven either by a coroutine (``upstream_exchange.exchange``, then ``wait``)
+or, for a request without a body, by callbacks: ``send`` writes the request and the
+``Listener`` is called once, when the response head is in (with whatever of the body came with
+it) or the exchange failed. The answer's headers are kept as their wire lines
+(``response_lines``).
 
 The connection sees its pool (``upstream.UpstreamPool``, which imports this module) as a
-:class:`Pool`; the ``Timeouts`` of an exchange are declared here too.
+:class:`Pool`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable
-from dataclasses import dataclass
 from typing import Final, cast
 
 import httptools
@@ -30,7 +30,9 @@ from .errors import (
 )
 from .held_writes import HeldWrites, Holder
 from .names import HEADER_NAMES, HOP_BY_HOP
+from .response_lines import name_size_bit
 from .timer import Deadline
+from .upstream_contract import Listener
 
 HIGH_WATER: Final = 256 * 1024
 # nginx refuses response heads beyond proxy_buffer_size ("upstream sent too big header").
@@ -42,12 +44,6 @@ _READ: Final = 2
 _BUSY: Final = 3
 
 
-def name_size_bit(size: int) -> int:
-    """The bit ``Connection.name_sizes`` sets for a header name of ``size`` bytes (61 and
-    more share one: compiled, the mask stays a machine integer)."""
-    return 1 << (size if size < 61 else 61)
-
-
 #: response headers on_header looks at (the rest are only collected)
 _NOTED: Final = HOP_BY_HOP | {"content-length"}
 #: the lengths of their names, as bits (``name_size_bit``): a header of another length is kept
@@ -55,25 +51,6 @@ _NOTED: Final = HOP_BY_HOP | {"content-length"}
 #: measured, 450 instructions)
 _NOTED_SIZES: Final = sum({name_size_bit(len(name)) for name in _NOTED})
 _REQUEST_ID: Final = b"x-request-id"
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    connect: float = 60.0
-    send: float = 60.0  # between two successful writes of the request
-    read: float = 60.0  # between two successful reads of the response
-
-
-class Listener:
-    """Who hears of a callback-driven exchange (a base class, not a ``Protocol``: see
-    CONVENTIONS.md "Compiled modules")."""
-
-    __slots__ = ()
-
-    def on_upstream(self) -> None:
-        """The head is in (``head_done``; ``done`` if the body came with it), or the exchange
-        failed (``error``): called once, after the read that brought it was parsed."""
-        raise NotImplementedError
 
 
 class Pool:
@@ -345,52 +322,12 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
 
     # -- the exchange --------------------------------------------------------------------
 
-    async def exchange(
-        self,
-        method: str,
-        head: bytes,
-        body: AsyncIterable[bytes] | bytes | None,
-        content_length: int | None,
-        timeouts: Timeouts,
-    ) -> None:
-        """Send the request (``head`` rendered whole, its framing line the body's:
-        ``forwarding.render_head``) and wait for the response head (``head_done``), each wait
-        bounded by its timeout. Aborts the connection on any failure."""
-        stream: AsyncIterable[bytes] | None = None
-        payload: bytes | None = None
-        if body is None:
-            pass
-        elif isinstance(body, bytes):
-            payload = body
-        else:
-            stream = body
-        try:
-            self._begin(method)
-            if self.closed:
-                self._raise()
-            if payload:
-                self.transport.writelines((head, payload))
-            else:
-                self.transport.write(head)
-            if self.write_paused:
-                await self._drain(timeouts.send)
-            if stream is not None:
-                await self._send_stream(stream, content_length, timeouts.send)
-            self.body_sent = True
-            while not self.head_done:
-                if self.error is not None or self.closed:
-                    self._raise()
-                await self.wait(timeouts.read)
-        except BaseException:
-            self.abort()
-            raise
-
     def send(self, method: str, head: bytes, read_deadline: float, listener: Listener) -> None:
         """Send a request without a body, its ``head`` rendered whole by the caller (request
         line to empty line); ``listener`` hears of the answer (see the module docstring). The
         answer is due by ``read_deadline`` (loop time: the read timeout runs from now, a
         request head this small is not held back by the socket)."""
-        self._begin(method)
+        self.begin(method)
         self._held = head
         self.pool.held_writes.add(self, self.loop)  # (see held_writes)
         self.body_sent = True
@@ -398,7 +335,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         self._phase = _READ
         self.timer.set(read_deadline)
 
-    def _begin(self, method: str) -> None:
+    def begin(self, method: str) -> None:
         """Start an exchange: the state of the last one reset."""
         self._reset()
         self._phase = _BUSY
@@ -411,34 +348,6 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
             self._held = None
             if not self.closed:
                 self.transport.write(held)
-
-    async def _send_stream(
-        self, stream: AsyncIterable[bytes], content_length: int | None, send_timeout: float
-    ) -> None:
-        chunked = content_length is None
-        sent = 0
-        transport = self.transport
-        async for chunk in stream:
-            if self.closed or self.head_done:
-                break  # the node answered (or hung up) before the whole body: stop sending
-            if not chunk:
-                continue
-            if chunked:
-                transport.writelines((b"%x\r\n" % len(chunk), chunk, b"\r\n"))
-            else:
-                transport.write(chunk)
-            sent += len(chunk)
-            if self.write_paused:
-                await self._drain(send_timeout)
-        else:
-            if content_length is not None and sent != content_length:
-                raise UpstreamError("request body does not match its content-length")
-            if chunked and not self.closed:
-                transport.write(b"0\r\n\r\n")
-            return
-        self.keep_alive = False
-        if self.closed and not self.head_done:
-            self._raise()
 
     def take(self) -> bytes:
         chunks = self._chunks
@@ -454,7 +363,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
     def has_data(self) -> bool:
         return bool(self._chunks)
 
-    def _raise(self) -> None:
+    def raise_failure(self) -> None:
         raise self.failure()
 
     def failure(self) -> UpstreamError:
@@ -477,7 +386,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
             self._phase = _BUSY
             self.timer.clear()
 
-    async def _drain(self, seconds: float) -> None:
+    async def drain(self, seconds: float) -> None:
         waiter = self._drain_waiter = self.loop.create_future()
         self._phase = _SEND
         self.timer.after(seconds)
@@ -572,17 +481,3 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         buf = self.upgrade_buf
         self.upgrade_buf = None
         return self.transport, bytes(buf) if buf else b""
-
-
-def header_pairs(lines: list[bytes]) -> list[tuple[str, str]]:
-    """``Connection.lines`` as (name lower-cased, value) pairs, for what reads them one by
-    one (plugins, caches); a plain relay writes the lines as they are."""
-    pairs: list[tuple[str, str]] = []
-    for i in range(0, len(lines), 4):
-        name = lines[i]
-        value = lines[i + 2]
-        key = HEADER_NAMES.get(name)
-        if key is None:
-            key = name.decode("latin-1").lower()
-        pairs.append((key, value.decode("latin-1")))
-    return pairs
