@@ -57,6 +57,7 @@ MODULES = (
     "portico.gateway.http.body",
     "portico.gateway.http.callback_forward",
     "portico.gateway.http.channel",
+    "portico.gateway.http.client_writes",
     "portico.gateway.http.connection",
     "portico.gateway.http.errors",
     "portico.gateway.http.forwarding",

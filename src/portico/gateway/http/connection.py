@@ -12,7 +12,8 @@ per request. Pipelined requests
 wait their turn with reading paused, and a handler that leaves its body unread gets it
 discarded so the connection can go on.
 Refused heads (smuggling shapes, limits, slow heads; see ``request.RequestHead.build``) are
-answered with a JSON error and the connection is closed.
+answered with a JSON error and the connection is closed. What is written to the client (held
+writes, back-pressure) is the base class's, ``client_writes.ClientWrites``.
 
 Timers: one lazily re-armed ``Deadline`` per connection covers the head (``header_timeout``),
 the idle keep-alive wait and discarding an unread body; body and send waits arm their own.
@@ -30,7 +31,8 @@ from typing import Final, cast
 import httptools
 
 from .body import EMPTY_BODY, HIGH_WATER, RequestBody
-from .channel import Channel, Limits
+from .channel import Limits
+from .client_writes import ClientWrites
 from .errors import BadRequest, ClientDisconnected, ClientError, PayloadTooLarge, raw_error_response
 from .held_writes import HeldWrites
 from .request import HeadError, Request, RequestHead
@@ -68,20 +70,17 @@ class _Callbacks:
         self.on_message_complete = proto.on_message_complete
 
 
-class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.serve)
+class HttpProtocol(ClientWrites):  # an asyncio.Protocol by its methods (see server.serve)
     __slots__ = (
         "_active",
         "_beginning",
         "_deferred",
         "_detached",
         "_discarding",
-        "_drain_waiter",
         "_handler",
         "_head",
         "_head_bytes",
         "_head_timed",
-        "_held",
-        "_held_writes",
         "_idle_waiter",
         "_job",
         "_lingering",
@@ -89,14 +88,12 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         "_parser",
         "_parsing_body",
         "_pipeline",
-        "_reading_paused",
         "_request",
         "_tail_bytes",
         "_task",
         "_timer",
         "_upgrade_buf",
         "halted",
-        "transport",
     )
 
     def __init__(
@@ -106,18 +103,15 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         live: set[HttpProtocol],
         held_writes: HeldWrites | None = None,
     ) -> None:
-        super().__init__(limits)  # limits, loop, client address, closed, must_close, write_paused
+        # limits, loop, client address, closed, must_close, write_paused; the transport and
+        # what is written to it
+        super().__init__(limits, held_writes)
         self._handler = handler
-        self._held_writes = held_writes or HeldWrites()
-        self._held: list[bytes] | None = None  # written at the end of this loop iteration
         self._live = live
         self._timer = Deadline(self.loop, self._timed_out)
         self._head = RequestHead(limits.max_headers)
         self._parser = httptools.HttpRequestParser(_Callbacks(self, self._head))
-        self.transport: asyncio.Transport = None  # type: ignore[assignment]
         self.halted = False  # parse nothing more; close once the current response is out
-        self._drain_waiter: asyncio.Future[None] | None = None
-        self._reading_paused = False
         self._detached = False
         self._active: Responder | None = None
         self._request: Request | None = None  # the request ``_active`` answers, not begun yet
@@ -207,15 +201,6 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         if waiter is not None and not waiter.done():
             waiter.set_exception(lost)
         self._wake_idle()  # its task ends
-
-    def pause_writing(self) -> None:
-        self.write_paused = True
-
-    def resume_writing(self) -> None:
-        self.write_paused = False
-        waiter = self._drain_waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
 
     # -- parser callbacks ----------------------------------------------------------------
 
@@ -550,22 +535,6 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         if active is not None and not active.started and not self.closed:
             self.write(_CONTINUE)
 
-    async def drain(self) -> None:
-        if self.closed:
-            raise ClientDisconnected("client disconnected")
-        waiter = self._drain_waiter = self.loop.create_future()
-        handle = self.loop.call_later(self.limits.send_timeout, self._send_timed_out)
-        try:
-            await waiter
-        finally:
-            handle.cancel()
-            self._drain_waiter = None
-
-    def _send_timed_out(self) -> None:
-        if not self.closed:
-            self._held = None
-            self.transport.abort()
-
     def close(self) -> None:
         self.halted = True
         if not self.closed:
@@ -582,46 +551,6 @@ class HttpProtocol(Channel):  # an asyncio.Protocol by its methods (see server.s
         buf = self._upgrade_buf
         self._upgrade_buf = None
         return self.transport, bytes(buf) if buf else b""
-
-    # -- writing (see held_writes) -------------------------------------------------------
-
-    def write(self, data: bytes) -> None:
-        """Write now, after what is held."""
-        if self._held is not None:
-            self.flush()
-        self.transport.write(data)
-
-    def writelines(self, parts: tuple[bytes, ...]) -> None:
-        if self._held is not None:
-            self.flush()
-        self.transport.writelines(parts)
-
-    def hold(self, data: bytes) -> None:
-        """Write at the end of this loop iteration, with whatever else is written then."""
-        held = self._held
-        if held is None:
-            self._held = [data]
-            self._held_writes.add(self, self.loop)
-        else:
-            held.append(data)
-
-    def flush(self) -> None:
-        held = self._held
-        if held is not None:
-            self._held = None
-            if not self.closed:
-                if len(held) == 1:
-                    self.transport.write(held[0])
-                else:
-                    self.transport.writelines(held)
-
-    def _set_reading(self, *, paused: bool) -> None:
-        if paused != self._reading_paused and not self.closed:
-            self._reading_paused = paused
-            if paused:
-                self.transport.pause_reading()
-            else:
-                self.transport.resume_reading()
 
     @property
     def idle(self) -> bool:
