@@ -345,6 +345,7 @@ def request_head(request: Request, forwarding: Forwarding, framing_line: str) ->
         parts.append(": ")
         parts.append(value)
         parts.append("\r\n")
-    parts.append(framing_line)
+    if framing_line:  # (none for most: one piece fewer to join)
+        parts.append(framing_line)
     parts.append("\r\n")
     return "".join(parts).encode("latin-1")
