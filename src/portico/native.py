@@ -66,6 +66,7 @@ MODULES = (
     "portico.gateway.http.proxy",
     "portico.gateway.http.relaying",
     "portico.gateway.http.request",
+    "portico.gateway.http.request_cycle",
     "portico.gateway.http.responder",
     "portico.gateway.http.response_lines",
     "portico.gateway.http.timer",
