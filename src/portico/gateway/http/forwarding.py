@@ -8,22 +8,22 @@ and another way on the other.
 
 Failures (``FailureKind``; ``ANSWERS`` holds the row of each):
 
-=====================  ======  ==========  ================================================
-kind                   status  blame       when
-=====================  ======  ==========  ================================================
-CONNECT_FAILED         502     connect     refused, unreachable, TLS handshake failed
-CONNECT_TIMEOUT        504     timeout     the connect timeout passed
-UPSTREAM_TIMEOUT       504     timeout     the send or read timeout passed
-UPSTREAM_RESET         502     reset       closed or reset before or during the answer
-INVALID_RESPONSE       502     reset       an answer llhttp refuses, or a head too big
-UNEXPECTED_UPGRADE     502     reset       a 101 the client did not ask for
-NO_NODE                503     no_node     the balancer has no node to try
-NO_UPSTREAM            502     no_upstream the route targets no upstream
-BAD_REQUEST            400     client      the client's body is malformed
-REQUEST_TIMEOUT        408     client      the client's body stalled
-PAYLOAD_TOO_LARGE      413     client      the client's body passed the limit
-CLIENT_GONE            499     client      the client went away (nothing is answered)
-=====================  ======  ==========  ================================================
+=====================  ======  ===========  ================================================
+kind                   status  blame        when
+=====================  ======  ===========  ================================================
+CONNECT_FAILED         502     connect      refused, unreachable, TLS handshake failed
+CONNECT_TIMEOUT        504     timeout      the connect timeout passed
+UPSTREAM_TIMEOUT       504     timeout      the send or read timeout passed
+UPSTREAM_RESET         502     reset        closed or reset before or during the answer
+INVALID_RESPONSE       502     reset        an answer llhttp refuses, or a head too big
+UNEXPECTED_UPGRADE     502     reset        a 101 the client did not ask for
+NO_NODE                503     no_node      the balancer has no node to try
+NO_UPSTREAM            502     no_upstream  the route targets no upstream
+BAD_REQUEST            400     client       the client's body is malformed
+REQUEST_TIMEOUT        408     client       the client's body stalled
+PAYLOAD_TOO_LARGE      413     client       the client's body passed the limit
+CLIENT_GONE            499     client       the client went away (nothing is answered)
+=====================  ======  ===========  ================================================
 
 A failure before the answer's first byte is answered with the row's status (its JSON
 ``error_msg`` body); after it, the client connection is cut so that the client sees a
