@@ -326,7 +326,7 @@ def request_head(request: Request, forwarding: Forwarding, framing_line: str) ->
             elif name == "upgrade":
                 upgrade = value
         elif name not in replaced and (tokens is None or name not in tokens):
-            parts.append(name)  # (appends: compiled, ``+=`` a tuple builds one per header)
+            parts.append(name)  # (appends: see CONVENTIONS.md "Compiled modules")
             parts.append(": ")
             parts.append(value)
             parts.append("\r\n")

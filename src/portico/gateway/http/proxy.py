@@ -149,7 +149,7 @@ async def forward(
         cancelled = True
         task.uncancel()
         failure, error = FailureKind.CLIENT_GONE, "client disconnected"
-    # (one name per clause: compiled, a name keeps the type of its first binding)
+    # (one name per clause: see CONVENTIONS.md "Compiled modules")
     except (UpstreamError, ClientError) as exchange_failed:
         failure, error = failure_of(exchange_failed), describe(exchange_failed)
     finally:
