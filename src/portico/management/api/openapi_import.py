@@ -36,14 +36,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from portico.core.errors import ValidationFailed
-from portico.core.validation import Loc, json_pointer
-from portico.management.api.openapi_document import (
+from portico.core.openapi_document import (
     MAX_DEPTH,
     MAX_DOCUMENT_BYTES,
     parse_document,
     refuse,
     shorten,
 )
+from portico.core.validation import Loc, json_pointer
 
 __all__ = [
     "DESC_TOO_LONG",

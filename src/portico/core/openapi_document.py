@@ -1,8 +1,10 @@
 """An uploaded OpenAPI document (JSON or YAML text, or an already-parsed object) → the JSON
 object it stands for, or a refusal naming where it went wrong.
 
-The reading half of the import (:mod:`portico.management.api.openapi_import` converts what
-this returns). Checked here: the size (at most 5 MiB, refused before
+The reading half of the management service's import
+(:mod:`portico.management.api.openapi_import` converts what this returns); the marketplace's
+``openapi`` connector reads the documents it fetches with it too, hence its place in the
+kernel. Checked here: the size (at most 5 MiB, refused before
 parsing), the nesting depth, that the text is JSON or YAML holding an object, and that every
 key and string is text JSON can carry.
 
