@@ -80,6 +80,20 @@ class Settings(BaseSettings):
         description="Internal CIDRs plugins may call (http-logger endpoints, JWKS...); the "
         "SSRF guard refuses loopback, private and link-local addresses otherwise.",
     )
+    marketplace_egress_allow: list[str] = Field(
+        default_factory=list,
+        description="Internal CIDRs the marketplace's connectors may call (gateway "
+        "connections, OpenAPI document URLs); the SSRF guard refuses loopback, private, "
+        "link-local and metadata addresses otherwise. The control plane's own address "
+        "(PORTICO_PUBLIC_URL, PORTICO_LISTEN) is always reachable.",
+    )
+    marketplace_connector_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=120,
+        description="How long a connector waits for a remote side (connect, each read) "
+        "when it checks a connection.",
+    )
     telemetry_interval_seconds: float = Field(
         5.0, gt=0, le=300, description="How often gateways ship their traffic rollups."
     )
