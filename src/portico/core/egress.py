@@ -105,23 +105,28 @@ class EgressGuard:
         return str(candidates[0])
 
     async def destination(self, url: str) -> Destination:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise EgressRefused("only absolute http(s) URLs are reachable")
         try:
+            parts = urlsplit(url)
+            hostname = parts.hostname
             port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError:
-            raise EgressRefused("the URL's port is not a number between 0 and 65535") from None
-        trusted = (parts.scheme, parts.hostname, port) in self.trusted_origins
-        address = await self.resolve(parts.hostname, port, trusted=trusted)
-        return Destination(parts.scheme, parts.hostname, address, port)
+        except ValueError as error:  # a malformed bracketed address, a port out of range
+            raise EgressRefused(f"not a valid URL: {error}") from None
+        if parts.scheme not in ("http", "https") or not hostname:
+            raise EgressRefused("only absolute http(s) URLs are reachable")
+        trusted = (parts.scheme, hostname, port) in self.trusted_origins
+        address = await self.resolve(hostname, port, trusted=trusted)
+        return Destination(parts.scheme, hostname, address, port)
 
 
 def _origin(url: str) -> tuple[str, str, int] | None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        hostname, port = parts.hostname, parts.port
+    except ValueError:
         return None
-    return parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    if parts.scheme not in ("http", "https") or not hostname:
+        return None
+    return parts.scheme, hostname, port or (443 if parts.scheme == "https" else 80)
 
 
 async def guarded_request(
