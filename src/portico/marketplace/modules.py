@@ -116,7 +116,10 @@ MODULES: tuple[Module, ...] = (
                 restrict=True,
             ),
         ),
-        ("portico.marketplace.job.endpoints:router",),
+        (
+            "portico.marketplace.source.endpoints:router",
+            "portico.marketplace.job.endpoints:router",
+        ),
     ),
 )
 MODULE_NAMES = frozenset(m.name for m in MODULES)
