@@ -21,6 +21,7 @@ from portico.management.upstream import models as upstream_models
 from portico.management.user import models as user_models
 from portico.management.widget import models as widget_models
 from portico.marketplace.auth import models as marketplace_auth_models
+from portico.marketplace.connection import models as gateway_connection_models
 from portico.marketplace.notification import models as notification_models
 from portico.marketplace.user import models as marketplace_user_models
 
@@ -42,6 +43,7 @@ __all__ = [
     "dataplane_models",
     "developer_models",
     "environment_models",
+    "gateway_connection_models",
     "group_models",
     "idp_models",
     "include_name",

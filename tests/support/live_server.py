@@ -15,12 +15,13 @@ from tests.support.waiting import eventually_sync
 
 
 @contextlib.contextmanager
-def serving(app: Any, name: str) -> Iterator[str]:
-    """``app`` served until the block ends; yields its base URL (``http://127.0.0.1:port``).
+def serving(app: Any, name: str, *, host: str = "127.0.0.1") -> Iterator[str]:
+    """``app`` served until the block ends; yields its base URL (``http://127.0.0.1:port``;
+    ``host`` another loopback address, e.g. 127.0.0.2, for tests of address allow-lists).
     The store's connections belong to the loop that opened them, so the server runs its own
     loop in its thread."""
     # bound here, port 0: no other process can take the port between choosing and serving
-    listener = socket.create_server(("127.0.0.1", 0))
+    listener = socket.create_server((host, 0))
     port = listener.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, loop="asyncio", log_config=None, access_log=False, lifespan="on")
@@ -37,7 +38,7 @@ def serving(app: Any, name: str) -> Iterator[str]:
             return server.started
 
         eventually_sync(started, 30, what="the server did not start in time")
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://{host}:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=15)

@@ -118,6 +118,7 @@ MODULES: tuple[Module, ...] = (
         ),
         (
             "portico.marketplace.source.endpoints:router",
+            "portico.marketplace.connection.endpoints:router",
             "portico.marketplace.job.endpoints:router",
         ),
     ),

@@ -50,3 +50,15 @@ def run_after_commit(session: AsyncSession) -> None:
 
 
 SessionDep = Annotated[AsyncSession, Depends(_request_session, scope="function")]
+
+
+async def end_reads(session: AsyncSession) -> None:
+    """End the request's transaction before a long wait outside the store (a remote check):
+    so far it has only read (authentication, lookups), and on SQLite a transaction holds the
+    write lock from its BEGIN, blocking every writer while the wait lasts. The next statement
+    begins a new transaction, which the request still owns (``SessionDep`` commits it).
+    Loaded objects keep their values (the sessions do not expire them on commit)."""
+    if session.new or session.dirty or session.deleted:
+        raise RuntimeError("end_reads: the transaction has pending changes")
+    if session.in_transaction():
+        await session.commit()
