@@ -58,10 +58,10 @@ class SecretBox:
     """Fernet under keys derived (HKDF-SHA256) from the server secrets: encrypts with the
     current one, decrypts with any still accepted during a rotation."""
 
-    def __init__(self, server_keys: Sequence[str]) -> None:
+    def __init__(self, server_keys: Sequence[str], *, purpose: bytes = _HKDF_INFO) -> None:
         if not server_keys:
             raise ValueError("no server key")
-        self._fernet = MultiFernet([Fernet(_derive(key)) for key in server_keys])
+        self._fernet = MultiFernet([Fernet(_derive(key, purpose)) for key in server_keys])
 
     def encrypt(self, value: str) -> str:
         return self._fernet.encrypt(value.encode()).decode()
@@ -74,13 +74,15 @@ class SecretBox:
             raise ValueError("cannot be decrypted with the server's keys") from None
 
 
-def _derive(server_key: str) -> bytes:
-    # a key of its own for this purpose: the server secret also signs access tokens
-    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO)
+def _derive(server_key: str, purpose: bytes) -> bytes:
+    # a key of its own for each purpose: the server secret also signs access tokens
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose)
     return base64.urlsafe_b64encode(key.derive(server_key.encode()))
 
 
 @lru_cache(maxsize=8)
-def secret_box(server_keys: tuple[str, ...]) -> SecretBox:
-    """One box per set of server keys (deriving is cheap, but there is no need per request)."""
-    return SecretBox(server_keys)
+def secret_box(server_keys: tuple[str, ...], purpose: bytes = _HKDF_INFO) -> SecretBox:
+    """One box per set of server keys and purpose (deriving is cheap, but there is no need
+    per request). ``purpose`` (HKDF info) gives each kind of secret keys of its own; the
+    default is the consumer credentials' (and the ID-token keys')."""
+    return SecretBox(server_keys, purpose=purpose)

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import select
 
 from portico.core.audit import AuditEntry
@@ -15,6 +16,7 @@ from portico.core.db.engine import Database
 from portico.core.sealing import secret_box
 from portico.core.settings import Settings
 from portico.marketplace.connection.models import GatewayConnection
+from portico.marketplace.connection.service import secrets_box
 from tests.marketplace.conftest import SiteAccount, SiteFactory, url
 from tests.marketplace.connections.conftest import RemotePortico
 from tests.support.ports import free_port
@@ -83,7 +85,9 @@ async def test_a_connection_is_saved_once_checked_with_its_secret_sealed(
     [row] = await stored(database)
     assert remote_portico.token not in row.sealed_secrets
     assert remote_portico.token not in json.dumps(row.config)
-    opened = secret_box(tuple(settings.signing_keys())).decrypt(row.sealed_secrets)
+    opened = secrets_box(settings.signing_keys()).decrypt(row.sealed_secrets)
+    with pytest.raises(ValueError, match="cannot be decrypted"):  # keys of their own
+        secret_box(tuple(settings.signing_keys())).decrypt(row.sealed_secrets)
     assert json.loads(opened) == {"token": remote_portico.token}
 
     async with database.session() as session:

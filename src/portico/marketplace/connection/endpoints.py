@@ -12,7 +12,7 @@ from portico.core.egress import EgressGuard
 from portico.core.envelope import Collection, Envelope, collection
 from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
-from portico.core.sealing import SecretBox, secret_box
+from portico.core.sealing import SecretBox
 from portico.core.settings import Settings, split_host_port
 from portico.marketplace.access import SiteCaller, parse_uuid, require
 from portico.marketplace.connection import service as connection_service
@@ -84,7 +84,7 @@ def own_urls(settings: Settings) -> list[str]:
 
 def box(request: Request) -> SecretBox:
     settings: Settings = request.app.state.settings
-    return secret_box(tuple(settings.signing_keys()))
+    return connection_service.secrets_box(settings.signing_keys())
 
 
 OutboundDep = Annotated[Outbound, Depends(outbound)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.db.session import end_reads
 from portico.core.errors import BadRequest, Conflict, NotFound, ValidationFailed
 from portico.core.pagination import ListQuery, Page
-from portico.core.sealing import SecretBox
+from portico.core.sealing import SecretBox, secret_box
 from portico.marketplace.access import SiteCaller
 from portico.marketplace.connection.models import ConnectionStatus, GatewayConnection
 from portico.marketplace.connection.repository import (
@@ -45,6 +45,15 @@ from portico.marketplace.connectors.registry import CONNECTORS
 
 MODULE = "gateway_sync"
 _URL = re.compile(URL_PATTERN)
+
+
+#: connection secrets are sealed under keys of their own (HKDF info), not the consumers'
+SEALING_PURPOSE = b"portico gateway connection secrets v1"
+
+
+def secrets_box(server_keys: Sequence[str]) -> SecretBox:
+    """The box that seals and opens connection secrets under the server's keys."""
+    return secret_box(tuple(server_keys), SEALING_PURPOSE)
 
 
 class ConnectionNotFound(NotFound):
