@@ -273,3 +273,12 @@ async def test_every_endpoint_needs_the_permission(
         denied = await admin_api.request(method, url(path), headers=manager.headers, json={})
         assert denied.status_code == 403, (method, path)
         assert denied.json()["detail"] == f"missing permission '{PERMISSION}'"
+
+
+async def test_a_token_that_cannot_travel_in_http_is_never_echoed(
+    admin_api: httpx.AsyncClient, site_admin: SiteAccount, remote_portico: RemotePortico
+) -> None:
+    for token in ("psa_secret\r\nX-Injected: 1", "psa_sécret"):
+        refused = await create(admin_api, site_admin, body(remote_portico, token=token))
+        assert "printable ASCII" in refused_on(refused, "token")
+        assert "psa_s" not in refused.text

@@ -93,6 +93,12 @@ class Outbound:
                 raise ConnectorError(
                     f"{url} did not answer within {self.timeout:g} seconds", field=config_field
                 ) from None
+            except httpx.LocalProtocolError:
+                # never its text: it may quote a header, credentials included
+                raise ConnectorError(
+                    f"cannot request {url}: the URL or a credential is not valid in HTTP",
+                    field=config_field,
+                ) from None
             except httpx.HTTPError as error:
                 raise ConnectorError(
                     f"cannot connect to {url}: {_reason(error)}", field=config_field

@@ -8,6 +8,7 @@ need, for the price of one small read.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,9 @@ from portico.marketplace.connectors.base import (
     Outbound,
     capabilities,
 )
+
+#: what can travel as a bearer token (RFC 6750's b64token, loosely: visible ASCII)
+_TOKEN = re.compile(r"[\x21-\x7e]+")
 
 
 class PorticoConnector(Connector):
@@ -53,10 +57,16 @@ class PorticoConnector(Connector):
             org_id = uuid.UUID(str(config["org_id"]))
         except ValueError:
             raise ConnectorError("org_id: an organisation id (a UUID)", field="org_id") from None
+        token = str(config["token"])
+        if not _TOKEN.fullmatch(token):
+            raise ConnectorError(
+                "token: a service-account token is printable ASCII without spaces (psa_...)",
+                field="token",
+            )
         base = str(config["base_url"]).rstrip("/")
         url = f"{base}/api/orgs/{quote(str(org_id))}/apis?size=1"
         response, _ = await outbound.get(
-            url, headers={"Authorization": f"Bearer {config['token']}"}, config_field="base_url"
+            url, headers={"Authorization": f"Bearer {token}"}, config_field="base_url"
         )
         status = response.status_code
         if status == 200:
