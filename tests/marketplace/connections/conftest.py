@@ -9,6 +9,7 @@ shows.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,6 +174,31 @@ BROKEN_YAML = "openapi: 3.0.0\ninfo: [title: broken\n  paths: {\n"
 SWAGGER_2 = {"swagger": "2.0", "info": {"title": "Old", "version": "1"}, "paths": {}}
 
 
+class Gate:
+    """A document that answers only once the test opens the gate (the server runs in a
+    thread of its own: thread-safe events)."""
+
+    def __init__(self) -> None:
+        self.arrived = threading.Event()
+        self.opened = threading.Event()
+
+    def reset(self) -> None:
+        self.arrived.clear()
+        self.opened.clear()
+
+
+GATE = Gate()
+
+
+async def _held(request: Request) -> Response:
+    GATE.arrived.set()
+    for _ in range(1000):  # at most 10 s, then answer anyway
+        if GATE.opened.is_set():
+            break
+        await asyncio.sleep(0.01)
+    return JSONResponse(GOOD_30_JSON)
+
+
 async def _redirect(request: Request) -> Response:
     return RedirectResponse(request.query_params["to"], status_code=302)
 
@@ -184,6 +210,7 @@ DOCUMENTS = Starlette(
         Route("/broken.yaml", lambda _: PlainTextResponse(BROKEN_YAML)),
         Route("/swagger.json", lambda _: JSONResponse(SWAGGER_2)),
         Route("/redirect", _redirect),
+        Route("/held.json", _held),
     ]
 )
 

@@ -5,6 +5,7 @@ installation's own control plane reachable by default."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,13 @@ from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.settings import Settings
 from tests.marketplace.conftest import SiteAccount, SiteFactory, url
-from tests.marketplace.connections.conftest import DocumentServers, RemotePortico, app_settings
+from tests.marketplace.connections.conftest import (
+    GATE,
+    DocumentServers,
+    RemotePortico,
+    app_settings,
+)
+from tests.support.waiting import eventually
 
 CONNECTIONS = "/gateways/connections"
 
@@ -174,3 +181,33 @@ async def test_the_installations_own_control_plane_is_reachable_by_default(
             },
         )
         assert created.status_code == 201, created.text
+
+
+async def test_a_connection_deleted_while_its_replacement_is_checked_is_not_found(
+    admin_api: httpx.AsyncClient, site_admin: SiteAccount, documents: DocumentServers
+) -> None:
+    """The replacement's check runs outside any transaction: a delete can land meanwhile, and
+    the replacement then answers 404, not an error writing to a row that is gone."""
+    created = await create(
+        admin_api, site_admin, documents_body(f"{documents.base_url}/orders.json")
+    )
+    assert created.status_code == 201, created.text
+    path = url(f"{CONNECTIONS}/{created.json()['data']['id']}")
+    GATE.reset()
+    try:
+        replacing = asyncio.create_task(
+            admin_api.put(
+                path,
+                json=documents_body(f"{documents.base_url}/held.json"),
+                headers=site_admin.headers,
+            )
+        )
+        await eventually(GATE.arrived.is_set, what="the replacement's check reached the remote")
+        deleted = await admin_api.delete(path, headers=site_admin.headers)
+        assert deleted.status_code == 204, deleted.text
+        GATE.opened.set()
+        replaced = await replacing
+    finally:
+        GATE.opened.set()
+    assert replaced.status_code == 404, replaced.text
+    assert (await admin_api.get(path, headers=site_admin.headers)).status_code == 404

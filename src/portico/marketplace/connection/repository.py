@@ -36,6 +36,15 @@ class GatewayConnectionRepository(Repository[GatewayConnection]):
             statement = statement.where(GatewayConnection.name == filters.name)
         return statement
 
+    async def reread(self, connection_id: uuid.UUID) -> GatewayConnection | None:
+        """The row as the store holds it now, locked until the transaction ends (PostgreSQL;
+        SQLite's write transaction already excludes others): not the copy loaded before a
+        wait, which a concurrent delete may have left without a row."""
+        found: GatewayConnection | None = await self.session.get(
+            GatewayConnection, connection_id, populate_existing=True, with_for_update=True
+        )
+        return found
+
     async def name_taken(self, name: str, *, besides: uuid.UUID | None = None) -> bool:
         statement = select(GatewayConnection).where(GatewayConnection.name == name)
         if besides is not None:

@@ -187,7 +187,10 @@ async def replace(
     before = _snapshot(connection)
     await end_reads(session)
     await _check_or_refuse(connector, config, outbound)
-    connection = await get(session=session, connection_id=connection_id)  # still there?
+    reread = await repository.reread(connection_id)  # deleted while it was checked?
+    if reread is None:
+        raise ConnectionNotFound()
+    connection = reread
     await _refuse_taken(repository, data.name, besides=connection.id)
     public, secret = _split(connector, config)
     connection.name = data.name
