@@ -5,7 +5,8 @@ server, real sockets (issue 5's "done when").
 loopback): token issuance refused (503) until `portico admin-api set-web-api-key`; then sign
 in as the bootstrap administrator, list users, register on the portal, find the registration
 pending, approve it, receive the activation email, read the approval's audit event, export
-the events as CSV. And the API describes and routes exactly issue 5's 26 endpoints.
+the events as CSV. And the API describes and routes exactly the 35 endpoints built so far
+(issue 5's 26, and the source types and gateway connections of the catalogue issue).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import jwt
@@ -68,8 +70,34 @@ DESCRIBED = {
     ("GET", "/jobs"),
     ("GET", "/jobs/{job}"),
     ("DELETE", "/jobs/{job}"),
+    # source types 2
+    ("GET", "/sources"),
+    ("GET", "/sources/{source}"),
+    # gateway connections 7
+    ("GET", "/gateways/connections"),
+    ("POST", "/gateways/connections"),
+    ("POST", "/gateways/connections/test"),
+    ("GET", "/gateways/connections/{gateway_connection}"),
+    ("PUT", "/gateways/connections/{gateway_connection}"),
+    ("DELETE", "/gateways/connections/{gateway_connection}"),
+    ("POST", "/gateways/connections/{gateway_connection}/test"),
 }
 OPENAPI = ("GET", "/openapi.json")
+#: a connection whose check fails (nothing answers on port 9): creating it is refused (400,
+#: nothing saved), testing it answers ``ok: false``
+UNREACHABLE = {
+    "name": "e2e",
+    "source": "openapi",
+    "config": {"urls": ["http://127.0.0.1:9/openapi.json"]},
+}
+CONNECTION_BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", "/gateways/connections"): UNREACHABLE,
+    ("POST", "/gateways/connections/test"): {
+        "source": UNREACHABLE["source"],
+        "config": UNREACHABLE["config"],
+    },
+    ("PUT", "/gateways/connections/{gateway_connection}"): UNREACHABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -248,7 +276,7 @@ def test_a_new_administrator_approves_a_registration_and_audits_it(
     assert {"user.register", "site_setting.update", "auth.sign_in"} <= operations
 
 
-def test_the_admin_api_describes_and_routes_exactly_the_26_endpoints_of_issue_5(
+def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
     portico: Portico,
 ) -> None:
     assert set_web_api_key(portico, WEB_API_KEY).returncode == 0
@@ -272,7 +300,7 @@ def test_the_admin_api_describes_and_routes_exactly_the_26_endpoints_of_issue_5(
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert described == DESCRIBED
-    assert len(described | {OPENAPI}) == 26
+    assert len(described | {OPENAPI}) == 35
 
     # each one is routed: without a token, a problem from the endpoint itself, never the
     # router's "no such endpoint" (404) or "method not allowed" (405)
@@ -286,9 +314,13 @@ def test_the_admin_api_describes_and_routes_exactly_the_26_endpoints_of_issue_5(
         assert "application/problem+json" in declared["content"], (method, path)
     # and with the administrator's token, each reaches its handler
     for method, path in sorted(described - public):
-        body = {"reason": "e2e"} if path.endswith("/reject") else None
+        body: dict[str, Any] | None = {"reason": "e2e"} if path.endswith("/reject") else None
+        body = CONNECTION_BODIES.get((method, path), body)
         answer = api.request(method, concrete(path), headers=admin, json=body)
-        if "{" in path and path != "/roles/{user_role}":  # an id that names nothing
+        if (method, path) == ("POST", "/gateways/connections"):  # its check failed
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["type"] == "/problems/connection-check-failed"
+        elif "{" in path and path != "/roles/{user_role}":  # an id that names nothing
             assert answer.status_code == 404, (method, path, answer.text)
             assert answer.json()["detail"] != "no such endpoint", (method, path)
         else:
@@ -305,5 +337,11 @@ def concrete(path: str) -> str:
     """The path with its parameter filled: a real role, any UUID for the other ids."""
     some_id = str(uuid.uuid4())
     return path.format(
-        user_role="administrator", user=some_id, event=some_id, notification=some_id, job=some_id
+        user_role="administrator",
+        user=some_id,
+        event=some_id,
+        notification=some_id,
+        job=some_id,
+        source="no-such-source",
+        gateway_connection=some_id,
     )
