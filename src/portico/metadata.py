@@ -22,7 +22,9 @@ from portico.management.user import models as user_models
 from portico.management.widget import models as widget_models
 from portico.marketplace.auth import models as marketplace_auth_models
 from portico.marketplace.connection import models as gateway_connection_models
+from portico.marketplace.node import models as catalogue_node_models
 from portico.marketplace.notification import models as notification_models
+from portico.marketplace.organisation import models as portal_organisation_models
 from portico.marketplace.user import models as marketplace_user_models
 
 metadata = Base.metadata
@@ -39,6 +41,7 @@ __all__ = [
     "api_models",
     "app_models",
     "audit",
+    "catalogue_node_models",
     "consumer_models",
     "dataplane_models",
     "developer_models",
@@ -55,6 +58,7 @@ __all__ = [
     "org_models",
     "outbox",
     "plugin_models",
+    "portal_organisation_models",
     "product_models",
     "refresh",
     "revision_models",

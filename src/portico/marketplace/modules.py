@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from fastapi import APIRouter
 
+from portico.marketplace.node.moderation import TRANSITIONS
 from portico.marketplace.permissions import BASELINE, Permission
 
 CORE = "admin_api"
@@ -26,6 +27,8 @@ class Module:
     permissions: tuple[Permission, ...]
     #: "package.module:attribute" of each APIRouter, imported only when installed
     routers: tuple[str, ...]
+    #: the modules it cannot work without (their permissions or their tables' endpoints)
+    needs: tuple[str, ...] = ()
 
     def load_routers(self) -> list[APIRouter]:
         out = []
@@ -105,6 +108,44 @@ MODULES: tuple[Module, ...] = (
         ("portico.marketplace.notification.endpoints:router",),
     ),
     Module(
+        "content",
+        "Catalogue and content",
+        (
+            _p("access content", "View published content", "Read the catalogue.", "content"),
+            *(
+                _p(
+                    f"{verb} {bundle} content",
+                    f"{bundle_label}: {verb_label}",
+                    f"{verb_label} {bundle_label.lower()}.",
+                    "content",
+                )
+                for bundle, bundle_label in (("apis", "APIs"), ("api_products", "API products"))
+                for verb, verb_label in (
+                    ("create", "Create new content"),
+                    ("edit any", "Edit any content"),
+                    ("delete any", "Delete any content"),
+                )
+            ),
+            *(
+                _p(
+                    t.permission,
+                    f"Editorial workflow: use {t.label} transition",
+                    f"Move content to {t.target.value} ({t.id}).",
+                    "content",
+                )
+                for t in TRANSITIONS
+            ),
+            _p(
+                "syndicate apis to portals",
+                "Syndicate APIs to portals",
+                "Publish APIs and products to other organisations' portals.",
+                "content",
+                restrict=True,
+            ),
+        ),
+        (),
+    ),
+    Module(
         "gateway_sync",
         "Gateway sync",
         (
@@ -121,6 +162,7 @@ MODULES: tuple[Module, ...] = (
             "portico.marketplace.connection.endpoints:router",
             "portico.marketplace.job.endpoints:router",
         ),
+        needs=("content",),
     ),
 )
 MODULE_NAMES = frozenset(m.name for m in MODULES)
@@ -136,6 +178,12 @@ def installed(names: Sequence[str] | None) -> list[Module]:
             f"unknown marketplace modules {sorted(unknown)}; known: {sorted(MODULE_NAMES)}"
         )
     wanted = {CORE, *names}
+    for module in MODULES:
+        missing = [need for need in module.needs if module.name in wanted and need not in wanted]
+        if missing:
+            raise ValueError(
+                f"marketplace module {module.name!r} needs {sorted(missing)}: install them too"
+            )
     return [m for m in MODULES if m.name in wanted]
 
 

@@ -53,6 +53,16 @@ _CONTENT = {
     "edit any api_products content",
     "delete any api_products content",
 }
+#: the editorial transitions (node/moderation.py): editors draft and submit, managers decide
+_DRAFTING = {
+    "use editorial transition create_new_draft",
+    "use editorial transition submit_for_review",
+}
+_DECIDING = _DRAFTING | {
+    "use editorial transition publish",
+    "use editorial transition archive",
+    "use editorial transition restore_to_draft",
+}
 
 SITE_ROLES: tuple[SiteRole, ...] = (
     SiteRole(ANONYMOUS, "Anonymous user", 0, frozenset()),
@@ -61,7 +71,7 @@ SITE_ROLES: tuple[SiteRole, ...] = (
         "content_editor",
         "Content editor",
         2,
-        frozenset(_CONTENT | {"view api governance", "view api health dashboard"}),
+        frozenset(_CONTENT | _DRAFTING | {"view api governance", "view api health dashboard"}),
     ),
     SiteRole(
         "api_manager",
@@ -69,6 +79,7 @@ SITE_ROLES: tuple[SiteRole, ...] = (
         3,
         frozenset(
             _CONTENT
+            | _DECIDING
             | {
                 BASELINE,
                 "administer gateway sync",
@@ -87,6 +98,7 @@ SITE_ROLES: tuple[SiteRole, ...] = (
         4,
         frozenset(
             _CONTENT
+            | _DECIDING
             | {
                 BASELINE,
                 "administer users",

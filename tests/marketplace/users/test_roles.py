@@ -7,11 +7,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+import pytest
 
 from portico.app import create_app
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.settings import Settings
+from portico.marketplace import modules
 from tests.marketplace.conftest import SiteAccount, SiteFactory, url
 
 BASELINE = "access marketplace admin api"
@@ -59,8 +61,7 @@ async def test_roles_in_weight_order_with_their_grants(
     assert by_id["administrator"]["is_admin"] is True
     assert by_id["administrator"]["permissions"] == every  # all, in catalogue order
     assert by_id["anonymous"]["permissions"] == []
-    # "access content" is granted but no installed module declares it: not listed
-    assert by_id["authenticated"]["permissions"] == []
+    assert by_id["authenticated"]["permissions"] == ["access content"]
     manager = by_id["marketplace_admin"]["permissions"]
     assert manager[0] == BASELINE and "administer users" in manager
     assert "administer permissions" not in manager
@@ -136,6 +137,19 @@ async def test_only_installed_modules_have_permissions(
         mine = await http.get(url(f"/users/{admin.id}/roles"), headers=admin.headers)
         assert mine.json()["data"]["permissions"] == keys
         assert (await http.get(url("/events"), headers=admin.headers)).status_code == 404
+        # "access content" is granted to every account, but its module is not installed
+        authenticated = await http.get(url("/roles/authenticated"), headers=admin.headers)
+        assert authenticated.json()["data"]["permissions"] == []
+
+
+def test_a_module_needs_the_modules_it_works_on() -> None:
+    with pytest.raises(ValueError, match=r"'gateway_sync' needs \['content'\]"):
+        modules.installed(["gateway_sync"])
+    assert {m.name for m in modules.installed(["gateway_sync", "content"])} == {
+        "admin_api",
+        "content",
+        "gateway_sync",
+    }
 
 
 async def test_without_the_user_module_nothing_is_routed_or_described(

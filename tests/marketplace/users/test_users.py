@@ -228,7 +228,7 @@ async def test_roles_and_effective_permissions(
         {"id": "marketplace_admin", "label": "Marketplace administrator"},
     ]
     role = await client.get(url("/roles/marketplace_admin"), headers=site_admin.headers)
-    # content_editor adds nothing installed: the union is marketplace_admin's grants
+    # content_editor adds nothing marketplace_admin lacks: the union is marketplace_admin's
     assert data["permissions"] == [p["key"] for p in role.json()["data"]["permissions"]]
 
     root = await client.get(url(f"/users/{site_admin.id}/roles"), headers=site_admin.headers)
@@ -241,5 +241,5 @@ async def test_roles_and_effective_permissions(
     plain = await client.get(url(f"/users/{nobody.id}/roles"), headers=site_admin.headers)
     assert plain.json()["data"] == {
         "roles": [{"id": "authenticated", "label": "Authenticated user"}],
-        "permissions": [],
+        "permissions": ["access content"],
     }
