@@ -191,7 +191,25 @@ MEASURES = {
 SKETCH_PARTITIONS = frozenset(f"telemetry_sketches_hourly_{measure}" for measure in MEASURES)
 
 
-class TelemetryHourlySketch(Base):
+class SketchValues:
+    """The columns after the key that both sketch tables share: the names a query shows
+    (as they were when the traffic was recorded) and the sketch. A mixin's columns follow
+    the class's own, so each table keeps its primary key first and in its order."""
+
+    env_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_name: Mapped[str] = mapped_column(Text(), server_default="")
+    route_name: Mapped[str] = mapped_column(Text(), server_default="")
+    api_path: Mapped[str] = mapped_column(Text(), server_default="")
+    upstream_path: Mapped[str] = mapped_column(Text(), server_default="")
+    app_name: Mapped[str] = mapped_column(Text(), server_default="")
+    developer_email: Mapped[str] = mapped_column(Text(), server_default="")
+    product_name: Mapped[str] = mapped_column(Text(), server_default="")
+    #: the values the sketch holds
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    sketch: Mapped[str] = mapped_column(Text(), default="")
+
+
+class TelemetryHourlySketch(SketchValues, Base):
     """One measure's sketch of one hourly key, with the names and ids a query filters and
     groups by. Keyed (org, measure, hour, ...) and, on SQLite, without a rowid: the rows a
     percentile query reads are one range of the primary key, in order."""
@@ -220,17 +238,6 @@ class TelemetryHourlySketch(Base):
     app_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     product_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     developer_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    env_name: Mapped[str] = mapped_column(Text(), server_default="")
-    api_name: Mapped[str] = mapped_column(Text(), server_default="")
-    route_name: Mapped[str] = mapped_column(Text(), server_default="")
-    api_path: Mapped[str] = mapped_column(Text(), server_default="")
-    upstream_path: Mapped[str] = mapped_column(Text(), server_default="")
-    app_name: Mapped[str] = mapped_column(Text(), server_default="")
-    developer_email: Mapped[str] = mapped_column(Text(), server_default="")
-    product_name: Mapped[str] = mapped_column(Text(), server_default="")
-    #: the values the sketch holds
-    count: Mapped[int] = mapped_column(BigInteger, default=0)
-    sketch: Mapped[str] = mapped_column(Text(), default="")
 
 
 #: the hourly key without what a percentile query seldom splits by (consumer, method, status):
@@ -238,7 +245,7 @@ class TelemetryHourlySketch(Base):
 ROUTE_KEY = ("api_id", "route_id", "app_id", "product_id", "developer_id")
 
 
-class TelemetryRouteSketch(Base):
+class TelemetryRouteSketch(SketchValues, Base):
     """One measure's hourly sketches merged per environment, route and app: what
     ``telemetry_sketches_hourly`` holds, without consumer, method and status, so about a
     sixth of its rows (``bench/bench_analytics.py``). Written by the compaction
@@ -268,16 +275,6 @@ class TelemetryRouteSketch(Base):
     product_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     developer_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     variant: Mapped[int] = mapped_column(Integer, primary_key=True)
-    env_name: Mapped[str] = mapped_column(Text(), server_default="")
-    api_name: Mapped[str] = mapped_column(Text(), server_default="")
-    route_name: Mapped[str] = mapped_column(Text(), server_default="")
-    api_path: Mapped[str] = mapped_column(Text(), server_default="")
-    upstream_path: Mapped[str] = mapped_column(Text(), server_default="")
-    app_name: Mapped[str] = mapped_column(Text(), server_default="")
-    developer_email: Mapped[str] = mapped_column(Text(), server_default="")
-    product_name: Mapped[str] = mapped_column(Text(), server_default="")
-    count: Mapped[int] = mapped_column(BigInteger, default=0)
-    sketch: Mapped[str] = mapped_column(Text(), default="")
 
 
 class TelemetrySketchCompaction(Base):
