@@ -310,6 +310,18 @@ async def answered(
     return ctx, headers
 
 
+def writes(answer: bytes, *, then_close: bool = False) -> Fail:
+    """A node that answers every request with ``answer`` as written (and then closes)."""
+
+    async def write(head: bytes, _: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(answer)
+        await writer.drain()
+        if then_close:
+            writer.close()
+
+    return write
+
+
 def ok_before(path: str) -> int:
     """How many requests the backend answers before failing: the callback path's first."""
     return 1 if path == "callback" else 0
@@ -427,11 +439,7 @@ async def test_a_node_that_resets_before_answering_is_a_502(
 async def test_a_node_that_closes_after_the_head_before_the_body_is_a_502(
     front: FrontFactory, backend: Any, path: str
 ) -> None:
-    async def head_only(head: bytes, _: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n")
-        await writer.drain()
-        writer.close()
-
+    head_only = writes(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n", then_close=True)
     node = await backend(head_only, ok_before(path))
     gateway = await front(await node.start())
     await answered(gateway, node, path, FailureKind.UPSTREAM_RESET)
@@ -481,11 +489,7 @@ async def test_a_node_that_resets_mid_body_cuts_the_clients_answer(
 async def test_an_answer_that_is_not_http_is_a_502(
     front: FrontFactory, backend: Any, path: str, answer: bytes
 ) -> None:
-    async def malformed(head: bytes, _: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(answer)
-        await writer.drain()
-
-    node = await backend(malformed, ok_before(path))
+    node = await backend(writes(answer), ok_before(path))
     gateway = await front(await node.start())
     await answered(gateway, node, path, FailureKind.INVALID_RESPONSE)
 
@@ -495,13 +499,8 @@ async def test_an_answer_that_is_not_http_is_a_502(
 async def test_a_101_the_client_did_not_ask_for_is_a_502(
     front: FrontFactory, backend: Any, path: str
 ) -> None:
-    async def upgrade(head: bytes, _: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(
-            b"HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: x\r\n\r\n"
-        )
-        await writer.drain()
-
-    node = await backend(upgrade, ok_before(path))
+    answer = b"HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: x\r\n\r\n"
+    node = await backend(writes(answer), ok_before(path))
     gateway = await front(await node.start())
     await answered(gateway, node, path, FailureKind.UNEXPECTED_UPGRADE)
 
