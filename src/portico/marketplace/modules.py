@@ -149,6 +149,7 @@ MODULES: tuple[Module, ...] = (
         ),
         (
             "portico.marketplace.content.endpoints:router",
+            "portico.marketplace.publishing.endpoints:router",
         ),
     ),
     Module(
