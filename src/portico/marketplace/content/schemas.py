@@ -14,13 +14,21 @@ from portico.marketplace.node.moderation import Transition
 from portico.marketplace.node.schemas import NodeSummary, summary_fields
 
 MAX_BODY = 100_000
+# The rules spelled out as character classes, for the OpenAPI document as much as for the
+# check: ``\s`` and ``.`` differ between pydantic's regexes and JSON Schema's (ECMA-262).
+_CONTROL = r"\x00-\x1f\x7f"
+_SPACE = r"\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+#: no control character; neither starts nor ends with a blank
+TITLE_PATTERN = rf"^[^{_CONTROL}{_SPACE}](?:[^{_CONTROL}]*[^{_CONTROL}{_SPACE}])?$"
+#: text for people: tabs and line breaks, no other control character
+BODY_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"
 
 Title = Annotated[
     str,
-    Field(min_length=1, max_length=255, pattern=r"^\S(.*\S)?$"),
+    Field(min_length=1, max_length=255, pattern=TITLE_PATTERN),
     AfterValidator(no_control_characters),
 ]
-Body = Annotated[str, Field(max_length=MAX_BODY), AfterValidator(plain_text)]
+Body = Annotated[str, Field(max_length=MAX_BODY, pattern=BODY_PATTERN), AfterValidator(plain_text)]
 
 
 class TransitionRead(PlainReadSchema):
