@@ -233,11 +233,15 @@ def test_admin_api_conforms_to_its_openapi_document(
 #: rules of the contract the document does not state, so that a request it allows may still
 #: be refused, rightly: no text may hold NUL (PostgreSQL cannot store it), in a query
 #: parameter or in a body; a time range must not end before it starts (OpenAPI cannot relate
-#: two parameters)
+#: two parameters); ids in a body must name what exists
 UNDESCRIBED_RULES = (
     "must not contain NUL",
     "must not contain NUL characters",
     "must not be before filter[from]",
+    # a body's organisation and team ids must name existing ones (publishing): whether an id
+    # exists is no property of the request a schema could state
+    "names no portal organisation",
+    "names no team of the listed organisations",
 )
 
 

@@ -119,7 +119,11 @@ MODULES: tuple[Module, ...] = (
                     f"{verb_label} {bundle_label.lower()}.",
                     "content",
                 )
-                for bundle, bundle_label in (("apis", "APIs"), ("api_products", "API products"))
+                for bundle, bundle_label in (
+                    ("apis", "APIs"),
+                    ("api_products", "API products"),
+                    ("page", "Pages"),
+                )
                 for verb, verb_label in (
                     ("create", "Create new content"),
                     ("edit any", "Edit any content"),
@@ -143,7 +147,10 @@ MODULES: tuple[Module, ...] = (
                 restrict=True,
             ),
         ),
-        (),
+        (
+            "portico.marketplace.content.endpoints:router",
+            "portico.marketplace.publishing.endpoints:router",
+        ),
     ),
     Module(
         "gateway_sync",

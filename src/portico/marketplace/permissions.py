@@ -52,6 +52,9 @@ _CONTENT = {
     "create api_products content",
     "edit any api_products content",
     "delete any api_products content",
+    "create page content",
+    "edit any page content",
+    "delete any page content",
 }
 #: the editorial transitions (node/moderation.py): editors draft and submit, managers decide
 _DRAFTING = {
