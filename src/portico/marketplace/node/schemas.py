@@ -4,8 +4,8 @@ catalogue's API and product shapes and the content endpoints' shapes extend
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
+from uuid import UUID
 
 from pydantic import Field
 
@@ -21,7 +21,7 @@ from portico.marketplace.node.models import (
 
 class NodeSource(PlainReadSchema):
     type: SourceType = Field(description="custom (written in the portal) or imported.")
-    connection_id: uuid.UUID | None = Field(
+    connection_id: UUID | None = Field(
         description="The gateway connection it was imported from (null when custom, or once "
         "that connection was deleted)."
     )
@@ -43,10 +43,10 @@ class NodeSource(PlainReadSchema):
 
 
 class NodeSummary(PlainReadSchema):
-    id: uuid.UUID
+    id: UUID
     bundle: Bundle
     title: str
-    organisation: uuid.UUID | None = Field(description="The owning portal organisation's id.")
+    organisation: UUID | None = Field(description="The owning portal organisation's id.")
     visibility: Visibility
     moderation_state: ModerationState | None = Field(
         description="draft, in_review, published or archived; null for bundles that are not "
