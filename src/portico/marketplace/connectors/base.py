@@ -109,7 +109,9 @@ class RemoteApi:
 @dataclass(frozen=True)
 class RemoteApiDetail(RemoteApi):
     """An API with what an import stores: its OpenAPI document (self-contained: no ``$ref``
-    outside it), or None when the remote side has none."""
+    outside it), or None when the remote side has none. The document is read with
+    ``core.openapi_document.parse_document`` (bounded; JSON values only, no NUL): what the
+    store can hold."""
 
     documentation: dict[str, Any] | None = None
 
