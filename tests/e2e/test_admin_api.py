@@ -81,6 +81,16 @@ DESCRIBED = {
     ("PUT", "/gateways/connections/{gateway_connection}"),
     ("DELETE", "/gateways/connections/{gateway_connection}"),
     ("POST", "/gateways/connections/{gateway_connection}/test"),
+    # gateway imports 9
+    ("GET", "/gateways/connections/{gateway_connection}/apis"),
+    ("POST", "/gateways/connections/{gateway_connection}/apis/import"),
+    ("POST", "/gateways/connections/{gateway_connection}/apis/import/all"),
+    ("POST", "/gateways/connections/{gateway_connection}/jobs"),
+    ("GET", "/gateways/connections/{gateway_connection}/products"),
+    ("POST", "/gateways/connections/{gateway_connection}/products/import"),
+    ("POST", "/gateways/connections/{gateway_connection}/products/import/all"),
+    ("GET", "/gateways/connections/{gateway_connection}/remote/apis"),
+    ("GET", "/gateways/connections/{gateway_connection}/remote/products"),
 }
 OPENAPI = ("GET", "/openapi.json")
 #: a connection whose check fails (nothing answers on port 9): creating it is refused (400,
@@ -97,6 +107,10 @@ CONNECTION_BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "config": UNREACHABLE["config"],
     },
     ("PUT", "/gateways/connections/{gateway_connection}"): UNREACHABLE,
+    # imports name what to import (the connection does not exist: 404 all the same)
+    ("POST", "/gateways/connections/{gateway_connection}/apis/import"): {"api_id": "x"},
+    ("POST", "/gateways/connections/{gateway_connection}/jobs"): {"kind": "import-apis"},
+    ("POST", "/gateways/connections/{gateway_connection}/products/import"): {"product_id": "x"},
 }
 
 
@@ -300,7 +314,7 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert described == DESCRIBED
-    assert len(described | {OPENAPI}) == 35
+    assert len(described | {OPENAPI}) == 44
 
     # each one is routed: without a token, a problem from the endpoint itself, never the
     # router's "no such endpoint" (404) or "method not allowed" (405)
