@@ -19,6 +19,10 @@ from portico.core.settings import Settings
 from portico.management.analytics.compaction import AnalyticsCompaction
 from portico.management.analytics.retention import AnalyticsRetention
 
+# job kinds register when their modules load: loaded here so that the worker runs them
+# whichever admin-API modules the app routes (the gateway imports' import-apis)
+from portico.marketplace.imports import jobs as _import_jobs  # noqa: F401
+
 logger = logging.getLogger("portico.worker")
 
 
@@ -60,7 +64,11 @@ def build_workers(settings: Settings, *, database: Database, clock: Clock) -> Wo
             mail_from=settings.mail_from,
             poll_seconds=settings.worker_poll_seconds,
         ),
-        jobs=JobWorker(database, clock, poll_seconds=settings.worker_poll_seconds),
+        # the job kinds of the parts register when their modules load; this worker runs
+        # them with the process's settings (a gateway import reaches out through its guard)
+        jobs=JobWorker(
+            database, clock, poll_seconds=settings.worker_poll_seconds, settings=settings
+        ),
         analytics=AnalyticsRetention(
             database,
             clock,

@@ -82,6 +82,16 @@ DESCRIBED = {
     ("PUT", "/gateways/connections/{gateway_connection}"),
     ("DELETE", "/gateways/connections/{gateway_connection}"),
     ("POST", "/gateways/connections/{gateway_connection}/test"),
+    # gateway imports 9
+    ("GET", "/gateways/connections/{gateway_connection}/apis"),
+    ("POST", "/gateways/connections/{gateway_connection}/apis/import"),
+    ("POST", "/gateways/connections/{gateway_connection}/apis/import/all"),
+    ("POST", "/gateways/connections/{gateway_connection}/jobs"),
+    ("GET", "/gateways/connections/{gateway_connection}/products"),
+    ("POST", "/gateways/connections/{gateway_connection}/products/import"),
+    ("POST", "/gateways/connections/{gateway_connection}/products/import/all"),
+    ("GET", "/gateways/connections/{gateway_connection}/remote/apis"),
+    ("GET", "/gateways/connections/{gateway_connection}/remote/products"),
     # content and moderation 7
     ("GET", "/content/moderated"),
     ("GET", "/content/{bundle}"),
@@ -115,6 +125,10 @@ CONNECTION_BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "config": UNREACHABLE["config"],
     },
     ("PUT", "/gateways/connections/{gateway_connection}"): UNREACHABLE,
+    # imports name what to import (the connection does not exist: 404 all the same)
+    ("POST", "/gateways/connections/{gateway_connection}/apis/import"): {"api_id": "x"},
+    ("POST", "/gateways/connections/{gateway_connection}/jobs"): {"kind": "import-apis"},
+    ("POST", "/gateways/connections/{gateway_connection}/products/import"): {"product_id": "x"},
 }
 #: bodies the content and publishing endpoints accept: a page is created (201); the bulk
 #: endpoints name a node that does not exist, which their report lists as failed (200)
@@ -328,7 +342,7 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert described == DESCRIBED
-    assert len(described | {OPENAPI}) == 49  # 46 of the seed's 103, and 3 additions
+    assert len(described | {OPENAPI}) == 58  # 55 of the seed's 103, and 3 additions
 
     # each one is routed: without a token, a problem from the endpoint itself, never the
     # router's "no such endpoint" (404) or "method not allowed" (405)

@@ -5,7 +5,10 @@ A kind is registered with ``register("outbox.retry_failed", handler)``; a handle
 reports progress with ``await ctx.progress(done, total)``, calls ``await
 ctx.check_cancelled()`` between steps (it raises ``JobCancelled`` once an administrator asked
 for cancellation), records per-item problems with ``ctx.error(detail, ...)`` without failing,
-and fails the job with a message for administrators by raising ``JobError``. Any other
+and fails the job with a message for administrators by raising ``JobError``. ``ctx.settings``
+is the worker's configuration (None for a worker built without one, in tests), for handlers
+that reach out as the process is configured to (a connector's egress allow-list, the keys
+that open a connection's secrets). Any other
 exception fails the job too; the row then says only which kind of error happened (the stack
 trace goes to the worker's log, never to the row). ``progress`` and ``check_cancelled`` use
 their own short transactions: call them between steps, not inside a transaction of yours.
@@ -47,6 +50,7 @@ from portico.core.clock import Clock, utcnow
 from portico.core.db.engine import Database
 from portico.core.db.session import after_commit
 from portico.core.jobs import Job, JobStatus
+from portico.core.settings import Settings
 
 logger = logging.getLogger("portico.jobs")
 
@@ -121,6 +125,7 @@ class JobContext:
         self.created_by = job.created_by
         self.database = worker.database
         self.clock = worker.clock
+        self.settings = worker.settings
         self.errors: list[Any] = list(job.errors or [])
         self.logger = logging.LoggerAdapter(logger, {"job_id": str(job.id), "job_kind": job.kind})
         self._worker = worker
@@ -162,10 +167,12 @@ class JobWorker(BackgroundLoop):
         stale_after_seconds: float = 300.0,
         max_attempts: int = 3,
         name: str | None = None,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
         self.database = database
         self.clock = clock
+        self.settings = settings
         self.poll_seconds = poll_seconds
         self.heartbeat_seconds = heartbeat_seconds
         self.stale_after = timedelta(seconds=stale_after_seconds)

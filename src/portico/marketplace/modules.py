@@ -167,6 +167,7 @@ MODULES: tuple[Module, ...] = (
         (
             "portico.marketplace.source.endpoints:router",
             "portico.marketplace.connection.endpoints:router",
+            "portico.marketplace.imports.endpoints:router",
             "portico.marketplace.job.endpoints:router",
         ),
         needs=("content",),

@@ -2,15 +2,30 @@
 
 A connector is stateless: one instance serves every connection of its source type, and each
 call receives the connection's configuration (secrets opened) and an :class:`Outbound`.
-``check`` confirms the configuration reaches the remote side with working credentials, or
-raises :class:`ConnectorError` with a message written for the administrator who typed it
-(and the field at fault, when one is). It never includes a secret in that message.
+Every method raises :class:`ConnectorError` with a message written for an administrator (and
+the field at fault, when one is), never including a secret. What a connector implements:
+
+* ``check``: the configuration reaches the remote side with working credentials;
+* ``list_apis``: every API the remote side exposes, as :class:`RemoteApi` (cheap: no
+  documents unless the source has nothing else to read);
+* ``fetch_api``: one API with its OpenAPI document and revision (:class:`RemoteApiDetail`),
+  or :class:`RemoteNotFound`;
+* ``list_products`` (only with the ``products`` capability): every product, with its quota
+  and the remote ids of its APIs (:class:`RemoteProduct`).
+
+A third source (APISIX's or Kong's Admin API) is one module that subclasses
+:class:`Connector`, sets its class attributes, implements those methods with
+:meth:`Outbound.read` and :func:`json_of`, and is listed in ``registry.py``.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+import asyncio
+import contextlib
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -44,6 +59,10 @@ MAX_URLS = 50
 DEFAULT_TIMEOUT = 10.0
 #: the largest document a check reads (an OpenAPI document, an answer of a remote API)
 MAX_BODY_BYTES = 10 * 1024 * 1024
+#: how many times a read is tried when the remote side cannot be reached or answers 5xx
+READ_ATTEMPTS = 3
+#: seconds before the second attempt; doubled before each next one (0.2 s, 0.4 s)
+READ_BACKOFF = 0.2
 
 
 class ConnectorError(Exception):
@@ -55,6 +74,60 @@ class ConnectorError(Exception):
         super().__init__(message)
         self.message = message
         self.field = field
+
+
+class RemoteNotFound(ConnectorError):
+    """The remote side has no API (or product) with the id asked for."""
+
+
+class ProductsUnsupported(ConnectorError):
+    """The source type has no products (its ``products`` capability is false)."""
+
+
+class _Unreachable(ConnectorError):
+    """The connection could not be made (refused, reset, timed out connecting): worth
+    another attempt, unlike a refusal by the guard or a malformed request."""
+
+
+@dataclass(frozen=True)
+class RemoteApi:
+    """An API as the remote side lists it."""
+
+    #: its id on the connection: what ``fetch_api`` takes and what a node records
+    api_id: str
+    title: str
+    #: the remote side's own identifier, when it has one
+    uuid: str | None = None
+    overview: str = ""
+    version: str = ""
+    #: the remote revision, when the listing tells it (``fetch_api`` always does)
+    revision: str | None = None
+    #: why it cannot be imported as it stands (a document that cannot be read), or None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class RemoteApiDetail(RemoteApi):
+    """An API with what an import stores: its OpenAPI document (self-contained: no ``$ref``
+    outside it), or None when the remote side has none. The document is read with
+    ``core.openapi_document.parse_document`` (bounded; JSON values only, no NUL): what the
+    store can hold."""
+
+    documentation: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RemoteProduct:
+    """A product as the remote side lists it."""
+
+    product_id: str
+    title: str
+    uuid: str | None = None
+    description: str = ""
+    #: ``{limit, interval, interval_unit, ...}`` as the remote gateway enforces it, or None
+    quota: dict[str, Any] | None = None
+    #: the ``api_id`` of each of its APIs, in the product's order
+    api_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,46 +143,127 @@ class ConnectionField:
 @dataclass(frozen=True)
 class Outbound:
     """HTTP to user-supplied URLs: each destination, and each redirect, checked by the
-    guard and pinned to the address checked; bounded in time and size."""
+    guard and pinned to the address checked; bounded in time and size.
+
+    ``reading()`` gives a copy that shares one client (its pooled connections) among the
+    many reads of one unit of work (an inventory, an import); without it each call opens
+    and closes a client of its own."""
 
     guard: EgressGuard
     timeout: float = DEFAULT_TIMEOUT
+    client: httpx.AsyncClient | None = None
+    attempts: int = READ_ATTEMPTS
+    backoff: float = READ_BACKOFF
+
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[Outbound]:
+        if self.client is not None:
+            yield self
+            return
+        async with httpx.AsyncClient(timeout=self.timeout, trust_env=False) as client:
+            yield dataclasses.replace(self, client=client)
 
     async def get(
         self, url: str, *, headers: Mapping[str, str] | None = None, config_field: str | None
     ) -> tuple[httpx.Response, bytes]:
         """The answer to ``GET url`` and its body (at most :data:`MAX_BODY_BYTES`); a refused
         destination, a failed connection or a timeout is a :class:`ConnectorError` on
-        ``config_field``."""
+        ``config_field``. Tried once: what a connection's check uses."""
+        if self.client is not None:
+            return await self._get(self.client, url, headers, config_field)
         async with httpx.AsyncClient(timeout=self.timeout, trust_env=False) as client:
+            return await self._get(client, url, headers, config_field)
+
+    async def read(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> tuple[httpx.Response, bytes]:
+        """``get`` for a connector's reads: tried again (at most :attr:`attempts` times,
+        after :attr:`backoff` seconds, doubled each time) when the connection cannot be
+        made or the answer is a 5xx; the last answer (a 5xx included) is returned, the last
+        failure raised. A timeout waiting for an answer is not retried: the wait would
+        multiply."""
+        for attempt in range(1, self.attempts + 1):
+            last = attempt == self.attempts
             try:
-                response = await guarded_get(client, self.guard, url, headers=dict(headers or {}))
-                body = await _read_bounded(response, url, config_field)
-            except EgressRefused as error:
-                raise ConnectorError(
-                    f"{url} may not be reached: {error}", field=config_field
-                ) from None
-            except httpx.TimeoutException:
-                raise ConnectorError(
-                    f"{url} did not answer within {self.timeout:g} seconds", field=config_field
-                ) from None
-            except httpx.LocalProtocolError:
-                # never its text: it may quote a header, credentials included
-                raise ConnectorError(
-                    f"cannot request {url}: the URL or a credential is not valid in HTTP",
-                    field=config_field,
-                ) from None
-            except httpx.HTTPError as error:
-                raise ConnectorError(
-                    f"cannot connect to {url}: {_reason(error)}", field=config_field
-                ) from None
-            except (httpx.InvalidURL, ValueError):  # UnicodeError: a header not ASCII
-                # the URL or a credential cannot travel in an HTTP request as written
-                raise ConnectorError(
-                    f"cannot request {url}: the URL or a credential is not valid in HTTP",
-                    field=config_field,
-                ) from None
+                response, body = await self.get(url, headers=headers, config_field=None)
+            except _Unreachable:
+                if last:
+                    raise
+            else:
+                if response.status_code < 500 or last:
+                    return response, body
+            await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def read_json(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> tuple[int, Any]:
+        """The status of ``GET url`` (through :meth:`read`) and its body as JSON (None when
+        the body is empty); a body that is not JSON is a :class:`ConnectorError`."""
+        response, body = await self.read(url, headers=headers)
+        return response.status_code, json_of(url, response.status_code, body) if body else None
+
+    async def _get(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        headers: Mapping[str, str] | None,
+        config_field: str | None,
+    ) -> tuple[httpx.Response, bytes]:
+        try:
+            response = await guarded_get(client, self.guard, url, headers=dict(headers or {}))
+            body = await _read_bounded(response, url, config_field)
+        except EgressRefused as error:
+            raise ConnectorError(f"{url} may not be reached: {error}", field=config_field) from None
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            raise _Unreachable(
+                f"cannot connect to {url}: {_reason(error)}", field=config_field
+            ) from None
+        except httpx.TimeoutException:
+            raise ConnectorError(
+                f"{url} did not answer within {self.timeout:g} seconds", field=config_field
+            ) from None
+        except httpx.LocalProtocolError:
+            # never its text: it may quote a header, credentials included
+            raise ConnectorError(
+                f"cannot request {url}: the URL or a credential is not valid in HTTP",
+                field=config_field,
+            ) from None
+        except httpx.HTTPError as error:
+            raise ConnectorError(
+                f"cannot connect to {url}: {_reason(error)}", field=config_field
+            ) from None
+        except (httpx.InvalidURL, ValueError):  # UnicodeError: a header not ASCII
+            # the URL or a credential cannot travel in an HTTP request as written
+            raise ConnectorError(
+                f"cannot request {url}: the URL or a credential is not valid in HTTP",
+                field=config_field,
+            ) from None
         return response, body
+
+
+def json_of(url: str, status: int, body: bytes) -> Any:
+    """``body`` read as JSON, or a :class:`ConnectorError` saying the answer was not JSON."""
+    try:
+        return json.loads(body)
+    except ValueError:  # UnicodeDecodeError included
+        raise ConnectorError(f"{url} answered {status} with a body that is not JSON") from None
+
+
+def json_object(value: Any, what: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else a :class:`ConnectorError` naming ``what``."""
+    if not isinstance(value, dict):
+        raise ConnectorError(f"{what} is not a JSON object")
+    return value
+
+
+def json_text(value: Any, what: str, *, default: str | None = None) -> str:
+    """``value`` if it is a string (``default`` when it is absent and one is given)."""
+    if value is None and default is not None:
+        return default
+    if not isinstance(value, str):
+        raise ConnectorError(f"{what} is not a string")
+    return value
 
 
 async def _read_bounded(response: httpx.Response, url: str, config_field: str | None) -> bytes:
@@ -169,6 +323,30 @@ class Connector(abc.ABC):
         """Return when ``config`` (validated against :attr:`connection_fields`, secrets
         included) reaches the remote side with working credentials; raise
         :class:`ConnectorError` otherwise."""
+
+    @abc.abstractmethod
+    async def list_apis(self, config: Mapping[str, Any], outbound: Outbound) -> list[RemoteApi]:
+        """Every API the remote side exposes, in its order; :class:`ConnectorError` when the
+        remote side cannot be read (one API that cannot be is listed with its ``problem``)."""
+
+    @abc.abstractmethod
+    async def fetch_api(
+        self,
+        config: Mapping[str, Any],
+        outbound: Outbound,
+        api_id: str,
+        *,
+        listed: RemoteApi | None = None,
+    ) -> RemoteApiDetail:
+        """The API ``api_id`` with its document and revision; :class:`RemoteNotFound` when
+        the remote side has none of that id. ``listed`` is what ``list_apis`` said of it,
+        when the caller has it: a connector may skip reading again what it already tells."""
+
+    async def list_products(
+        self, config: Mapping[str, Any], outbound: Outbound
+    ) -> list[RemoteProduct]:
+        """Every product of the remote side (connectors with the ``products`` capability)."""
+        raise ProductsUnsupported(f"{self.label} ({self.id}) sources have no products")
 
 
 def capabilities(**enabled: bool) -> Mapping[str, bool]:

@@ -4,7 +4,6 @@ catalogue's API and product shapes and the content endpoints' shapes extend
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from uuid import UUID
 
@@ -46,10 +45,10 @@ class NodeSource(PlainReadSchema):
 
 
 class NodeSummary(PlainReadSchema):
-    id: uuid.UUID
+    id: UUID
     bundle: Bundle
     title: str
-    organisation: uuid.UUID | None = Field(description="The owning portal organisation's id.")
+    organisation: UUID | None = Field(description="The owning portal organisation's id.")
     visibility: Visibility
     moderation_state: ModerationState | None = Field(
         description="draft, in_review, published or archived; null for bundles that are not "
