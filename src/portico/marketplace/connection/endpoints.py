@@ -8,14 +8,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 
 from portico.core.db.session import SessionDep
-from portico.core.egress import EgressGuard
 from portico.core.envelope import Collection, Envelope, collection
 from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.core.sealing import SecretBox
-from portico.core.settings import Settings, split_host_port
+from portico.core.settings import Settings
 from portico.marketplace.access import SiteCaller, parse_uuid, require
 from portico.marketplace.connection import service as connection_service
+from portico.marketplace.connection.egress import outbound_for
 from portico.marketplace.connection.models import ConnectionStatus
 from portico.marketplace.connection.schemas import (
     CheckResult,
@@ -62,24 +62,8 @@ Syncer = Annotated[SiteCaller, Depends(require("administer gateway sync"))]
 
 
 def outbound(request: Request) -> Outbound:
-    """User-supplied URLs go through the SSRF guard: internal addresses only when
-    ``PORTICO_MARKETPLACE_EGRESS_ALLOW`` lists them, or the control plane's own origin."""
-    settings: Settings = request.app.state.settings
-    return Outbound(
-        EgressGuard.allowing(settings.marketplace_egress_allow, trusted_urls=own_urls(settings)),
-        timeout=settings.marketplace_connector_timeout_seconds,
-    )
-
-
-def own_urls(settings: Settings) -> list[str]:
-    """Where this installation's management service answers (its public URL, its listening
-    address): reachable by default whatever the egress allow-list says."""
-    host, port = split_host_port(settings.listen)
-    # a control plane listening on every interface is reached on loopback (a comparison)
-    everywhere = host in ("0.0.0.0", "::")  # noqa: S104
-    hosts = ["127.0.0.1", "localhost"] if everywhere else [host]
-    urls = [f"http://[{h}]:{port}" if ":" in h else f"http://{h}:{port}" for h in hosts]
-    return [settings.public_url, *urls] if settings.public_url else urls
+    """Connector calls of this request, under the installation's egress policy."""
+    return outbound_for(request.app.state.settings)
 
 
 def box(request: Request) -> SecretBox:

@@ -31,12 +31,13 @@ from typing import Any
 from portico.core.account import find_by_id
 from portico.core.audit import Actor
 from portico.core.job_worker import JobContext, JobError, register
+from portico.marketplace.connection.egress import outbound_for
 from portico.marketplace.connection.repository import GatewayConnectionRepository
 from portico.marketplace.connection.service import secrets_box
 from portico.marketplace.connectors.base import RemoteApi, RemoteApiDetail
 from portico.marketplace.imports import writer
 from portico.marketplace.imports.problems import RemoteFailed
-from portico.marketplace.imports.remote import Fetched, Remote, outbound_for
+from portico.marketplace.imports.remote import Fetched, Remote
 from portico.marketplace.imports.writer import Origin
 
 IMPORT_APIS = "import-apis"

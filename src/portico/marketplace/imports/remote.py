@@ -22,10 +22,7 @@ from typing import Any
 
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
-from portico.core.egress import EgressGuard
 from portico.core.sealing import SecretBox
-from portico.core.settings import Settings
-from portico.marketplace.connection.endpoints import own_urls
 from portico.marketplace.connection.models import ConnectionStatus, GatewayConnection
 from portico.marketplace.connectors.base import (
     Connector,
@@ -50,13 +47,6 @@ from portico.marketplace.imports.repository import ImportRepository
 FETCH_CONCURRENCY = 4
 #: one API read among many: the API, or why it could not be read
 Fetched = RemoteApiDetail | RemoteApiNotFound | RemoteFailed
-
-
-def outbound_for(settings: Settings) -> Outbound:
-    """What a request's connector calls go through (``connection.endpoints.outbound``), for
-    code that has the settings but no request (the jobs worker)."""
-    guard = EgressGuard.allowing(settings.marketplace_egress_allow, trusted_urls=own_urls(settings))
-    return Outbound(guard, timeout=settings.marketplace_connector_timeout_seconds)
 
 
 @dataclass
