@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from uuid import UUID
 
 from pydantic import Field
 
@@ -20,8 +21,10 @@ from portico.marketplace.node.models import (
 
 
 class NodeSource(PlainReadSchema):
+    # ``UUID``, not ``uuid.UUID``: the member ``uuid`` below shadows the module in this class's
+    # (postponed) annotations
     type: SourceType = Field(description="custom (written in the portal) or imported.")
-    connection_id: uuid.UUID | None = Field(
+    connection_id: UUID | None = Field(
         description="The gateway connection it was imported from (null when custom, or once "
         "that connection was deleted)."
     )
