@@ -143,7 +143,7 @@ MODULES: tuple[Module, ...] = (
                 restrict=True,
             ),
         ),
-        (),
+        ("portico.marketplace.catalogue.endpoints:router",),
     ),
     Module(
         "gateway_sync",

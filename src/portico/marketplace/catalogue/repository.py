@@ -1,0 +1,159 @@
+"""The catalogue's queries: pages of API and product nodes, a product's APIs, and the checks
+of what a body refers to.
+
+A page is three short queries, each shaped for the indexes of ``node/models.py`` (every list
+order is an index on ``(bundle, <key>, id)``):
+
+* the count, over the filters alone (no order; a covering index scan where the filters are
+  columns of one);
+* the page's ids, ordered and offset: the scan reads the index only (and the rows the
+  filters need), never whole rows it then skips, which keeps late pages cheap;
+* the page's rows, by id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, delete, func, insert, select
+
+from portico.core.pagination import ListQuery, Page, SortKey
+from portico.marketplace.node.models import (
+    Bundle,
+    CatalogueNode,
+    ModerationState,
+    ProductApi,
+    SourceType,
+    Visibility,
+)
+from portico.marketplace.node.repository import NodeRepository
+from portico.marketplace.organisation.models import Organisation
+
+N = CatalogueNode
+SORT_COLUMNS: Mapping[str, Any] = {
+    "title": N.title,
+    "created_at": N.created_at,
+    "updated_at": N.updated_at,
+    "moderation_state": N.moderation_state,
+}
+
+
+@dataclass(frozen=True)
+class NodeFilters:
+    source_type: SourceType | None = None
+    connection_id: uuid.UUID | None = None
+    moderation_state: ModerationState | None = None
+    visibility: Visibility | None = None
+    organisation_id: uuid.UUID | None = None
+    published: bool | None = None
+    title: str | None = None
+    #: case-insensitive, anywhere in the title
+    search: str | None = None
+
+
+class CatalogueRepository(NodeRepository):
+    async def page_of(self, bundle: Bundle, filters: NodeFilters, query: ListQuery) -> Page[N]:
+        conditions = [N.bundle == bundle, *_conditions(filters)]
+        total = await self.session.scalar(select(func.count()).select_from(N).where(*conditions))
+        ids = list(
+            await self.session.scalars(
+                select(N.id)
+                .where(*conditions)
+                .order_by(*ordering(query.sort))
+                .offset(query.offset)
+                .limit(query.size)
+            )
+        )
+        rows = await self.many(ids)
+        return Page(
+            items=[rows[i] for i in ids if i in rows],
+            page=query.page,
+            size=query.size,
+            total=int(total or 0),
+        )
+
+    async def api_ids(self, node_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
+        """Those of ``node_ids`` that are API nodes."""
+        if not node_ids:
+            return set()
+        found = await self.session.scalars(
+            select(N.id).where(N.id.in_(list(node_ids)), N.bundle == Bundle.APIS)
+        )
+        return set(found)
+
+    async def product_apis(
+        self, product_ids: Collection[uuid.UUID]
+    ) -> dict[uuid.UUID, list[uuid.UUID]]:
+        """Each product's API ids, in the product's order (every product asked is a key)."""
+        out: dict[uuid.UUID, list[uuid.UUID]] = {p: [] for p in product_ids}
+        if not out:
+            return out
+        rows = await self.session.execute(
+            select(ProductApi.product_id, ProductApi.api_id)
+            .where(ProductApi.product_id.in_(list(out)))
+            .order_by(ProductApi.product_id, ProductApi.position)
+        )
+        for product_id, api_id in rows:
+            out[product_id].append(api_id)
+        return out
+
+    async def set_product_apis(self, product_id: uuid.UUID, api_ids: Sequence[uuid.UUID]) -> None:
+        """Replace the product's APIs with ``api_ids``, in that order."""
+        await self.remove_product_apis(product_id)
+        if api_ids:
+            await self.session.execute(
+                insert(ProductApi),
+                [
+                    {"product_id": product_id, "api_id": api_id, "position": position}
+                    for position, api_id in enumerate(api_ids)
+                ],
+            )
+
+    async def remove_product_apis(self, product_id: uuid.UUID) -> None:
+        await self.session.execute(delete(ProductApi).where(ProductApi.product_id == product_id))
+
+    async def organisation_exists(self, organisation_id: uuid.UUID) -> bool:
+        found = await self.session.scalar(
+            select(Organisation.id).where(Organisation.id == organisation_id)
+        )
+        return found is not None
+
+
+def ordering(keys: Sequence[SortKey]) -> list[ColumnElement[Any]]:
+    """ORDER BY for ``keys``, then the id as tie-breaker, so that pages never overlap.
+
+    Sorting by moderation state orders by title within a state (in the state's direction,
+    unless the title is a key of its own): the order of the ``(bundle, moderation_state,
+    title, id)`` index. The id follows the last key's direction, so that a descending sort
+    is the index read backwards rather than a sort of every row."""
+    columns: list[tuple[Any, bool]] = [(SORT_COLUMNS[k.name], k.descending) for k in keys]
+    names = [k.name for k in keys]
+    if "moderation_state" in names and "title" not in names:
+        state = names.index("moderation_state")
+        columns.insert(state + 1, (N.title, keys[state].descending))
+    columns.append((N.id, columns[-1][1] if columns else False))
+    return [column.desc() if descending else column.asc() for column, descending in columns]
+
+
+def _conditions(filters: NodeFilters) -> list[ColumnElement[bool]]:
+    out: list[ColumnElement[bool]] = []
+    if filters.source_type is not None:
+        out.append(N.source_type == filters.source_type)
+    if filters.connection_id is not None:
+        out.append(N.connection_id == filters.connection_id)
+    if filters.moderation_state is not None:
+        out.append(N.moderation_state == filters.moderation_state)
+    if filters.visibility is not None:
+        out.append(N.visibility == filters.visibility)
+    if filters.organisation_id is not None:
+        out.append(N.organisation_id == filters.organisation_id)
+    if filters.published is not None:
+        out.append(N.published == filters.published)
+    if filters.title is not None:
+        out.append(N.title == filters.title)
+    if filters.search is not None:
+        out.append(N.title.icontains(filters.search, autoescape=True))
+    return out
