@@ -5,8 +5,9 @@ server, real sockets (issue 5's "done when").
 loopback): token issuance refused (503) until `portico admin-api set-web-api-key`; then sign
 in as the bootstrap administrator, list users, register on the portal, find the registration
 pending, approve it, receive the activation email, read the approval's audit event, export
-the events as CSV. And the API describes and routes exactly the 35 endpoints built so far
-(issue 5's 26, and the source types and gateway connections of the catalogue issue).
+the events as CSV. And the API describes and routes exactly the 45 endpoints built so far
+(issue 5's 26, the source types and gateway connections of the catalogue issue, and the API
+and product catalogue).
 """
 
 from __future__ import annotations
@@ -81,6 +82,17 @@ DESCRIBED = {
     ("PUT", "/gateways/connections/{gateway_connection}"),
     ("DELETE", "/gateways/connections/{gateway_connection}"),
     ("POST", "/gateways/connections/{gateway_connection}/test"),
+    # API and product catalogue 10
+    ("GET", "/apis"),
+    ("POST", "/apis"),
+    ("GET", "/apis/{node}"),
+    ("PATCH", "/apis/{node}"),
+    ("DELETE", "/apis/{node}"),
+    ("GET", "/products"),
+    ("POST", "/products"),
+    ("GET", "/products/{node}"),
+    ("PATCH", "/products/{node}"),
+    ("DELETE", "/products/{node}"),
 }
 OPENAPI = ("GET", "/openapi.json")
 #: a connection whose check fails (nothing answers on port 9): creating it is refused (400,
@@ -97,7 +109,13 @@ CONNECTION_BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "config": UNREACHABLE["config"],
     },
     ("PUT", "/gateways/connections/{gateway_connection}"): UNREACHABLE,
+    # the catalogue: nodes made (201), and empty changes of nodes that do not exist (404)
+    ("POST", "/apis"): {"title": "e2e"},
+    ("POST", "/products"): {"title": "e2e"},
+    ("PATCH", "/apis/{node}"): {},
+    ("PATCH", "/products/{node}"): {},
 }
+CREATED = {("POST", "/apis"), ("POST", "/products")}
 
 
 @dataclass(frozen=True)
@@ -300,7 +318,7 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert described == DESCRIBED
-    assert len(described | {OPENAPI}) == 35
+    assert len(described | {OPENAPI}) == 45
 
     # each one is routed: without a token, a problem from the endpoint itself, never the
     # router's "no such endpoint" (404) or "method not allowed" (405)
@@ -320,6 +338,8 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         if (method, path) == ("POST", "/gateways/connections"):  # its check failed
             assert answer.status_code == 400, answer.text
             assert answer.json()["type"] == "/problems/connection-check-failed"
+        elif (method, path) in CREATED:
+            assert answer.status_code == 201, (method, path, answer.text)
         elif "{" in path and path != "/roles/{user_role}":  # an id that names nothing
             assert answer.status_code == 404, (method, path, answer.text)
             assert answer.json()["detail"] != "no such endpoint", (method, path)
@@ -344,4 +364,5 @@ def concrete(path: str) -> str:
         job=some_id,
         source="no-such-source",
         gateway_connection=some_id,
+        node=some_id,
     )

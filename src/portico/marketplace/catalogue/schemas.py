@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     ConfigDict,
     Field,
     WithJsonSchema,
@@ -29,8 +30,10 @@ from portico.marketplace.node.schemas import NodeSummary, summary_fields
 
 #: the most APIs a product lists (as a management service's product)
 MAX_APIS = 100
-#: the largest quota limit and interval: the gateway's counters are signed 64-bit integers
-MAX_COUNT = 2**63 - 1
+#: the largest quota limit and interval: the largest integer every JSON reader holds exactly
+#: (JavaScript's Number.MAX_SAFE_INTEGER; the gateway's 64-bit counters hold more, but a
+#: reader that reads numbers as doubles would take 2**63 - 1 and its neighbours for one value)
+MAX_COUNT = 2**53 - 1
 #: an overview or a description (Markdown)
 MAX_MARKDOWN = 65_536
 
@@ -146,16 +149,27 @@ def _unique(ids: list[uuid.UUID]) -> list[uuid.UUID]:
     return ids
 
 
+def _whole(value: Any) -> Any:
+    """A number without a fractional part is an integer in JSON (``10.0`` is ``10``), as
+    the schema says; still strict about anything else (a string, a boolean)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Count = Annotated[int, BeforeValidator(_whole)]
+
+
 class QuotaWrite(PlainWriteSchema):
     """A product's quota, with the rules of the management service's products."""
 
-    limit: int = Field(
+    limit: Count = Field(
         ge=-1,
         le=MAX_COUNT,
         json_schema_extra={"not": {"const": 0}},
         description="Requests per window, at least 1; -1: unlimited.",
     )
-    interval: int = Field(ge=1, le=MAX_COUNT, description="Window length, in interval_unit.")
+    interval: Count = Field(ge=1, le=MAX_COUNT, description="Window length, in interval_unit.")
     interval_unit: Literal["second", "minute", "hour", "day", "month"]
 
     @field_validator("limit")
