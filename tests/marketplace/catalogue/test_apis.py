@@ -59,6 +59,9 @@ async def test_a_portal_api_is_a_draft_with_custom_source(
     got = await admin_api.get(url(f"/apis/{data['id']}"), headers=editor.headers)
     assert got.status_code == 200
     assert got.json() == {"data": data}
+    # a list leaves the documents out
+    listed = await admin_api.get(url("/apis"), headers=editor.headers)
+    assert listed.json()["data"] == [{k: v for k, v in data.items() if k != "documentation"}]
 
 
 async def test_the_least_an_api_needs_is_a_title(

@@ -16,6 +16,7 @@ from portico.marketplace.access import SiteCaller, parse_uuid, require
 from portico.marketplace.catalogue import service as catalogue_service
 from portico.marketplace.catalogue.schemas import (
     ApiCreate,
+    ApiListItem,
     ApiRead,
     ApiUpdate,
     ProductCreate,
@@ -114,16 +115,17 @@ def _location(request: Request, path: str) -> str:
 @router.get(
     "/apis",
     tags=["apis"],
-    response_model=Collection[ApiRead],
+    response_model=Collection[ApiListItem],
     openapi_extra={"parameters": LIST_PARAMETERS},
-    description="All API nodes, with their source metadata." + LIST_HELP,
+    description="All API nodes, with their source metadata; each API's OpenAPI document is "
+    "left out (`GET /apis/{node}` has it)." + LIST_HELP,
 )
 async def list_apis(
     request: Request,
     _caller: Reader,
     session: SessionDep,
     query: ListQuery = Depends(list_query(LIST)),
-) -> Collection[ApiRead]:
+) -> Collection[ApiListItem]:
     page = await catalogue_service.list_apis(session=session, query=query)
     return collection(request, page, page.items)
 

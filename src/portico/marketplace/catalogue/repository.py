@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, delete, func, insert, select
+from sqlalchemy.orm import defer
 
 from portico.core.pagination import ListQuery, Page, SortKey
 from portico.marketplace.node.models import (
@@ -55,7 +56,11 @@ class NodeFilters:
 
 
 class CatalogueRepository(NodeRepository):
-    async def page_of(self, bundle: Bundle, filters: NodeFilters, query: ListQuery) -> Page[N]:
+    async def page_of(
+        self, bundle: Bundle, filters: NodeFilters, query: ListQuery, *, documentation: bool = True
+    ) -> Page[N]:
+        """One page of the bundle's nodes; without loading their OpenAPI documents when
+        ``documentation`` is false (reading the attribute then is an error)."""
         conditions = [N.bundle == bundle, *_conditions(filters)]
         total = await self.session.scalar(select(func.count()).select_from(N).where(*conditions))
         ids = list(
@@ -67,7 +72,10 @@ class CatalogueRepository(NodeRepository):
                 .limit(query.size)
             )
         )
-        rows = await self.many(ids)
+        loading = select(N).where(N.id.in_(ids))
+        if not documentation:
+            loading = loading.options(defer(N.documentation, raiseload=True))
+        rows = {node.id: node for node in await self.all(loading)} if ids else {}
         return Page(
             items=[rows[i] for i in ids if i in rows],
             page=query.page,

@@ -276,9 +276,19 @@ class ApiUpdate(_Patch):
     organisation: OrganisationId | None = None
 
 
-class ApiRead(NodeSummary):
+class ApiListItem(NodeSummary):
+    """An API as a list shows it: without its OpenAPI document (up to 5 MiB each; a page
+    of them would be a page of documents), which ``GET /apis/{node}`` has."""
+
     version: str
     overview: str = Field(description="Markdown.")
+
+    @classmethod
+    def of(cls, node: CatalogueNode) -> ApiListItem:
+        return cls(**summary_fields(node), version=node.version, overview=node.overview)
+
+
+class ApiRead(ApiListItem):
     documentation: dict[str, Any] | None = Field(description="The OpenAPI document, or null.")
 
     @classmethod

@@ -30,6 +30,7 @@ from portico.marketplace.access import SiteCaller
 from portico.marketplace.catalogue.repository import CatalogueRepository, NodeFilters
 from portico.marketplace.catalogue.schemas import (
     ApiCreate,
+    ApiListItem,
     ApiRead,
     ApiUpdate,
     ProductCreate,
@@ -96,9 +97,11 @@ PRODUCT = _Kind(Bundle.API_PRODUCTS, "product", "API product", "product_id", Pro
 # ------------------------------------------------------------------------------------ reading
 
 
-async def list_apis(*, session: AsyncSession, query: ListQuery) -> Page[ApiRead]:
-    page = await CatalogueRepository(session).page_of(Bundle.APIS, filters(query.filters), query)
-    return _mapped(page, [ApiRead.of(node) for node in page.items])
+async def list_apis(*, session: AsyncSession, query: ListQuery) -> Page[ApiListItem]:
+    page = await CatalogueRepository(session).page_of(
+        Bundle.APIS, filters(query.filters), query, documentation=False
+    )
+    return _mapped(page, [ApiListItem.of(node) for node in page.items])
 
 
 async def list_products(*, session: AsyncSession, query: ListQuery) -> Page[ProductRead]:
