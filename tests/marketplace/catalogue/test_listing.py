@@ -251,3 +251,22 @@ async def test_several_bad_filters_are_named_together(
         },
         {"parameter": "filter[published]", "detail": "filter[published]: must be true or false"},
     ]
+
+
+@pytest.mark.parametrize(
+    "sort",
+    ["title", "-title", "created_at", "-updated_at", "moderation_state", "-moderation_state,title"],
+)
+async def test_pages_read_from_either_end_make_up_the_whole_list(
+    admin_api: httpx.AsyncClient, editor: SiteAccount, catalogue: dict[str, Any], sort: str
+) -> None:
+    """Pages past the middle are read from the end (repository.py): page by page, the list
+    is the one a single page shows, in the same order, for every sort."""
+    whole = await titles(admin_api, editor, "/apis", sort=sort)
+    for limit in ("2", "3", "4"):
+        paged: list[str] = []
+        for page in range(1, 4):
+            paged += await titles(
+                admin_api, editor, "/apis", sort=sort, limit=limit, page=str(page)
+            )
+        assert paged[: len(whole)] == whole, limit

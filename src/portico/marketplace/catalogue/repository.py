@@ -61,17 +61,11 @@ class CatalogueRepository(NodeRepository):
     ) -> Page[N]:
         """One page of the bundle's nodes; without loading their OpenAPI documents when
         ``documentation`` is false (reading the attribute then is an error)."""
-        conditions = [N.bundle == bundle, *_conditions(filters)]
-        total = await self.session.scalar(select(func.count()).select_from(N).where(*conditions))
-        ids = list(
-            await self.session.scalars(
-                select(N.id)
-                .where(*conditions)
-                .order_by(*ordering(query.sort))
-                .offset(query.offset)
-                .limit(query.size)
-            )
+        conditions = [N.bundle == bundle, *self._conditions(filters)]
+        total = int(
+            await self.session.scalar(select(func.count()).select_from(N).where(*conditions)) or 0
         )
+        ids = await self._page_ids(conditions, query, total)
         loading = select(N).where(N.id.in_(ids))
         if not documentation:
             loading = loading.options(defer(N.documentation, raiseload=True))
@@ -80,8 +74,64 @@ class CatalogueRepository(NodeRepository):
             items=[rows[i] for i in ids if i in rows],
             page=query.page,
             size=query.size,
-            total=int(total or 0),
+            total=total,
         )
+
+    async def _page_ids(
+        self, conditions: list[ColumnElement[bool]], query: ListQuery, total: int
+    ) -> list[uuid.UUID]:
+        """The page's ids, in order. A page in the second half of the list is read from the
+        end, in the opposite order (then turned back): an offset costs the scan of every row
+        it skips, so the last page costs what the first does, and no page more than half
+        the list. The order is total (the id breaks ties), so its reverse is exact."""
+        start = query.offset
+        if start >= total:
+            return []
+        end = min(start + query.size, total)
+        backwards = start > total - end
+        offset = total - end if backwards else start
+        statement = (
+            select(N.id)
+            .where(*conditions)
+            .order_by(*ordering(query.sort, reverse=backwards))
+            .offset(offset)
+            .limit(end - start)
+        )
+        ids = list(await self.session.scalars(statement))
+        return ids[::-1] if backwards else ids
+
+    def _conditions(self, filters: NodeFilters) -> list[ColumnElement[bool]]:
+        out: list[ColumnElement[bool]] = []
+        if filters.source_type is not None:
+            out.append(N.source_type == filters.source_type)
+        if filters.connection_id is not None:
+            out.append(N.connection_id == filters.connection_id)
+        if filters.moderation_state is not None:
+            out.append(N.moderation_state == filters.moderation_state)
+        if filters.visibility is not None:
+            out.append(N.visibility == filters.visibility)
+        if filters.organisation_id is not None:
+            out.append(N.organisation_id == filters.organisation_id)
+        if filters.published is not None:
+            # The catalogue's bundles are moderated, and a moderated node is published
+            # exactly when its state is (node/models.py): the state is in the index of the
+            # state order, so counting and paging read that index instead of every row.
+            published = N.moderation_state == ModerationState.PUBLISHED
+            out.append(published if filters.published else ~published)
+        if filters.title is not None:
+            out.append(N.title == filters.title)
+        if filters.search is not None:
+            out.append(self._title_contains(filters.search))
+        return out
+
+    def _title_contains(self, text: str) -> ColumnElement[bool]:
+        """Case-insensitive containment. SQLite's LIKE already ignores the case of ASCII
+        letters, as its lower() does (neither folds other letters): the plain LIKE reads the
+        title index's entries as they are, about twice as fast as lower() on each."""
+        pattern = "%" + text.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
+        if self.session.get_bind().dialect.name == "sqlite":
+            return N.title.like(pattern, escape="/")
+        return N.title.ilike(pattern, escape="/")
 
     async def api_ids(self, node_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
         """Those of ``node_ids`` that are API nodes."""
@@ -130,38 +180,21 @@ class CatalogueRepository(NodeRepository):
         return found is not None
 
 
-def ordering(keys: Sequence[SortKey]) -> list[ColumnElement[Any]]:
+def ordering(keys: Sequence[SortKey], *, reverse: bool = False) -> list[ColumnElement[Any]]:
     """ORDER BY for ``keys``, then the id as tie-breaker, so that pages never overlap.
 
     Sorting by moderation state orders by title within a state (in the state's direction,
     unless the title is a key of its own): the order of the ``(bundle, moderation_state,
     title, id)`` index. The id follows the last key's direction, so that a descending sort
-    is the index read backwards rather than a sort of every row."""
+    is the index read backwards rather than a sort of every row. ``reverse``: the exact
+    opposite order (each direction flipped, nulls included: both stores put them at the
+    same end for a direction and at the other for its opposite)."""
     columns: list[tuple[Any, bool]] = [(SORT_COLUMNS[k.name], k.descending) for k in keys]
     names = [k.name for k in keys]
     if "moderation_state" in names and "title" not in names:
         state = names.index("moderation_state")
         columns.insert(state + 1, (N.title, keys[state].descending))
     columns.append((N.id, columns[-1][1] if columns else False))
-    return [column.desc() if descending else column.asc() for column, descending in columns]
-
-
-def _conditions(filters: NodeFilters) -> list[ColumnElement[bool]]:
-    out: list[ColumnElement[bool]] = []
-    if filters.source_type is not None:
-        out.append(N.source_type == filters.source_type)
-    if filters.connection_id is not None:
-        out.append(N.connection_id == filters.connection_id)
-    if filters.moderation_state is not None:
-        out.append(N.moderation_state == filters.moderation_state)
-    if filters.visibility is not None:
-        out.append(N.visibility == filters.visibility)
-    if filters.organisation_id is not None:
-        out.append(N.organisation_id == filters.organisation_id)
-    if filters.published is not None:
-        out.append(N.published == filters.published)
-    if filters.title is not None:
-        out.append(N.title == filters.title)
-    if filters.search is not None:
-        out.append(N.title.icontains(filters.search, autoescape=True))
-    return out
+    return [
+        column.desc() if descending != reverse else column.asc() for column, descending in columns
+    ]
