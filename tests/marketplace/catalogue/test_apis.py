@@ -207,6 +207,15 @@ async def test_malformed_bodies_name_their_fields(
     for body, pointer in cases:
         response = await admin_api.post(url("/apis"), json=body, headers=editor.headers)
         assert pointer in pointers(response), (body, response.text)
+    # JSON can carry an unpaired surrogate, which no store can encode
+    for field in ("title", "version", "overview", "api_id"):
+        raw = f'{{"title": "X", "connection_id": "{UNKNOWN_ID}", "{field}": "a\\ud800"}}'
+        response = await admin_api.post(
+            url("/apis"),
+            content=raw.encode(),
+            headers={**editor.headers, "content-type": "application/json"},
+        )
+        assert list(pointers(response)) == [f"/{field}"], response.text
 
 
 async def test_patch_changes_only_the_fields_sent(

@@ -11,6 +11,7 @@ import pytest
 
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
+from portico.marketplace.catalogue import repository
 from portico.marketplace.node.models import CatalogueNode, ModerationState, Visibility
 from tests.marketplace.catalogue.conftest import (
     add_connection,
@@ -127,9 +128,18 @@ async def test_filters_of_state_visibility_organisation_publication_and_title(
     assert await of(moderation_state="draft", organisation=str(owner_org)) == ["Delta"]
 
 
+@pytest.mark.parametrize("matches_alone", [True, False])
 async def test_search_is_a_case_insensitive_substring_of_the_title(
-    admin_api: httpx.AsyncClient, editor: SiteAccount, catalogue: dict[str, Any]
+    admin_api: httpx.AsyncClient,
+    editor: SiteAccount,
+    catalogue: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    matches_alone: bool,
 ) -> None:
+    # a search matching few nodes pages through its matches alone, one matching many walks
+    # the sort's order (repository.py): both give the same answers
+    monkeypatch.setattr(repository, "SEARCH_SET", 5_000 if matches_alone else 0)
+
     def search(term: str) -> Any:
         return titles(admin_api, editor, "/apis", **{"filter[search]": term})
 
@@ -140,6 +150,43 @@ async def test_search_is_a_case_insensitive_substring_of_the_title(
     assert await search("%") == ["Echo 100%_off"]
     assert await search("_") == ["Echo 100%_off"]
     assert await search("zzz") == []
+    for sort, expected in (
+        ("-created_at", ["bravo", "Charlie", "alpha", "Delta"]),
+        ("moderation_state", ["bravo", "Delta", "Charlie", "alpha"]),
+    ):
+        found = await titles(admin_api, editor, "/apis", sort=sort, **{"filter[search]": "A"})
+        assert found == expected
+        paged = [
+            *await titles(
+                admin_api, editor, "/apis", sort=sort, limit="3", **{"filter[search]": "A"}
+            ),
+            *await titles(
+                admin_api,
+                editor,
+                "/apis",
+                sort=sort,
+                limit="3",
+                page="2",
+                **{"filter[search]": "A"},
+            ),
+        ]
+        assert paged == expected
+
+
+async def test_search_folds_ascii_letters_only_on_both_stores(
+    admin_api: httpx.AsyncClient, editor: SiteAccount
+) -> None:
+    await new_api(admin_api, editor, title="Über Orders")
+    await new_api(admin_api, editor, title="ÉTÉ")
+
+    def search(term: str) -> Any:
+        return titles(admin_api, editor, "/apis", **{"filter[search]": term})
+
+    assert await search("üBER") == []
+    assert await search("ÜBER") == ["Über Orders"]
+    assert await search("Über orders") == ["Über Orders"]
+    assert await search("été") == []
+    assert await search("ÉtÉ") == ["ÉTÉ"]
 
 
 @pytest.mark.parametrize(

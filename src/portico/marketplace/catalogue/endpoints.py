@@ -74,15 +74,15 @@ FILTER_PARAMETERS: dict[str, dict[str, Any]] = {
     },
     "title": {"description": "Nodes with exactly this title."},
     "search": {
-        "description": "Nodes whose title contains this text, ignoring case (on SQLite, the "
-        "case of ASCII letters only).",
+        "description": "Nodes whose title contains this text, ignoring the case of ASCII "
+        "letters (A-Z and a-z; other letters match as written).",
     },
 }
 LIST_PARAMETERS = LIST.openapi_parameters(FILTER_PARAMETERS)
 LIST_HELP = (
     f" Filters: `filter[source]` ({SOURCE_VALUES}), `filter[moderation_state]`, "
     "`filter[visibility]`, `filter[organisation]`, `filter[published]`, "
-    "`filter[title]` (exact), `filter[search]` (in the title, ignoring case). "
+    "`filter[title]` (exact), `filter[search]` (in the title, ignoring ASCII case). "
     "Sorts: title (default), created_at, updated_at, moderation_state (then title); "
     "ties by id."
 )

@@ -55,16 +55,34 @@ class NodeFilters:
     search: str | None = None
 
 
+#: a search matching at most this many nodes pages through its matches alone (below)
+SEARCH_SET = 5_000
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 class CatalogueRepository(NodeRepository):
     async def page_of(
         self, bundle: Bundle, filters: NodeFilters, query: ListQuery, *, documentation: bool = True
     ) -> Page[N]:
         """One page of the bundle's nodes; without loading their OpenAPI documents when
         ``documentation`` is false (reading the attribute then is an error)."""
-        conditions = [N.bundle == bundle, *self._conditions(filters)]
+        in_bundle = N.bundle == bundle
+        conditions = [in_bundle, *self._conditions(filters)]
+        counted = conditions
+        if self._sqlite and _only_unindexed(filters):
+            # No index holds visibility: SQLite would read the rows through an index of the
+            # bundle one by one, about four times slower than reading the table in order
+            # (which it does once the bundle's term cannot use an index).
+            counted = [(N.bundle + "") == bundle, *conditions[1:]]
         total = int(
-            await self.session.scalar(select(func.count()).select_from(N).where(*conditions)) or 0
+            await self.session.scalar(select(func.count()).select_from(N).where(*counted)) or 0
         )
+        if filters.search is not None and total <= SEARCH_SET:
+            # Few matches: find them in the title index (the scan the count just made), then
+            # order those alone; walking a sort order's index and reading each row's title
+            # to find a few would read every row.
+            matching = select(N.id).where(*conditions).scalar_subquery()
+            conditions = [in_bundle, N.id.in_(matching)]
         ids = await self._page_ids(conditions, query, total)
         loading = select(N).where(N.id.in_(ids))
         if not documentation:
@@ -76,6 +94,10 @@ class CatalogueRepository(NodeRepository):
             size=query.size,
             total=total,
         )
+
+    @property
+    def _sqlite(self) -> bool:
+        return self.session.get_bind().dialect.name == "sqlite"
 
     async def _page_ids(
         self, conditions: list[ColumnElement[bool]], query: ListQuery, total: int
@@ -125,13 +147,15 @@ class CatalogueRepository(NodeRepository):
         return out
 
     def _title_contains(self, text: str) -> ColumnElement[bool]:
-        """Case-insensitive containment. SQLite's LIKE already ignores the case of ASCII
-        letters, as its lower() does (neither folds other letters): the plain LIKE reads the
-        title index's entries as they are, about twice as fast as lower() on each."""
-        pattern = "%" + text.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
-        if self.session.get_bind().dialect.name == "sqlite":
-            return N.title.like(pattern, escape="/")
-        return N.title.ilike(pattern, escape="/")
+        """Containment ignoring the case of ASCII letters, alike on both stores. SQLite's
+        LIKE already ignores it (and its lower() folds nothing else either). On PostgreSQL,
+        lower() under the "C" collation folds ASCII only, byte by byte: four times faster
+        than ILIKE, which folds every letter through the locale, character by character."""
+        escaped = text.replace("/", "//").replace("%", "/%").replace("_", "/_")
+        if self._sqlite:
+            return N.title.like(f"%{escaped}%", escape="/")
+        folded = func.lower(N.title.collate("C"))
+        return folded.like(f"%{escaped.translate(_ASCII_LOWER)}%", escape="/")
 
     async def api_ids(self, node_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
         """Those of ``node_ids`` that are API nodes."""
@@ -198,3 +222,17 @@ def ordering(keys: Sequence[SortKey], *, reverse: bool = False) -> list[ColumnEl
     return [
         column.desc() if descending != reverse else column.asc() for column, descending in columns
     ]
+
+
+def _only_unindexed(filters: NodeFilters) -> bool:
+    """Whether visibility is the only filter: the others' columns are each in an index."""
+    indexed = (
+        filters.source_type,
+        filters.connection_id,
+        filters.moderation_state,
+        filters.organisation_id,
+        filters.published,
+        filters.title,
+        filters.search,
+    )
+    return filters.visibility is not None and all(value is None for value in indexed)

@@ -45,15 +45,25 @@ _CONTROL = r"[\x00-\x1f\x7f]"
 _NOISE = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 
 
+def _storable(value: str) -> None:
+    """JSON may carry an unpaired surrogate (``"\\ud800"``), which no store can encode."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must not contain unpaired surrogate characters") from None
+
+
 def _no_control(value: str) -> str:
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
         raise ValueError("must not contain control characters")
+    _storable(value)
     return value
 
 
 def _text(value: str) -> str:
     if any((ord(c) < 0x20 and c not in "\t\n\r") or ord(c) == 0x7F for c in value):
         raise ValueError("must not contain control characters other than tab and line breaks")
+    _storable(value)
     return value
 
 
