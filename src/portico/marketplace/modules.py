@@ -148,6 +148,7 @@ MODULES: tuple[Module, ...] = (
             ),
         ),
         (
+            "portico.marketplace.catalogue.endpoints:router",
             "portico.marketplace.content.endpoints:router",
             "portico.marketplace.publishing.endpoints:router",
         ),

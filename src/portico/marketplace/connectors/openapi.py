@@ -40,7 +40,8 @@ from portico.marketplace.connectors.base import (
 )
 from portico.marketplace.connectors.refs import bundle, read_document
 
-_VERSION = re.compile(r"3\.[01]\.\d+")
+# ASCII digits: ``\d`` also matches other scripts' digits, which are no OpenAPI version
+_VERSION = re.compile(r"3\.[01]\.[0-9]+")
 #: documents fetched at once while listing
 _CONCURRENCY = 8
 
@@ -167,7 +168,9 @@ def openapi_problem(body: bytes) -> str | None:
 
 
 def document_problem(document: Mapping[str, Any]) -> str | None:
-    """Why a parsed document is not an OpenAPI 3.0/3.1 document, or None when it is one."""
+    """Why an already parsed document (``parse_document``'s result) is not an OpenAPI
+    3.0/3.1 document, or None when it is one: the catalogue checks the documents written in
+    the portal with it."""
     version = document.get("openapi")
     if not isinstance(version, str) or not _VERSION.fullmatch(version):
         return "'openapi' is not 3.0.x or 3.1.x" if "openapi" in document else "no 'openapi'"

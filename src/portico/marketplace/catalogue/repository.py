@@ -1,0 +1,238 @@
+"""The catalogue's queries: pages of API and product nodes, a product's APIs, and the checks
+of what a body refers to.
+
+A page is three short queries, each shaped for the indexes of ``node/models.py`` (every list
+order is an index on ``(bundle, <key>, id)``):
+
+* the count, over the filters alone (no order; a covering index scan where the filters are
+  columns of one);
+* the page's ids, ordered and offset: the scan reads the index only (and the rows the
+  filters need), never whole rows it then skips, which keeps late pages cheap;
+* the page's rows, by id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, delete, func, insert, select
+from sqlalchemy.orm import defer
+
+from portico.core.pagination import ListQuery, Page, SortKey
+from portico.marketplace.node.models import (
+    Bundle,
+    CatalogueNode,
+    ModerationState,
+    ProductApi,
+    SourceType,
+    Visibility,
+)
+from portico.marketplace.node.repository import NodeRepository
+from portico.marketplace.organisation.models import Organisation
+
+N = CatalogueNode
+SORT_COLUMNS: Mapping[str, Any] = {
+    "title": N.title,
+    "created_at": N.created_at,
+    "updated_at": N.updated_at,
+    "moderation_state": N.moderation_state,
+}
+
+
+@dataclass(frozen=True)
+class NodeFilters:
+    source_type: SourceType | None = None
+    connection_id: uuid.UUID | None = None
+    moderation_state: ModerationState | None = None
+    visibility: Visibility | None = None
+    organisation_id: uuid.UUID | None = None
+    published: bool | None = None
+    title: str | None = None
+    #: case-insensitive, anywhere in the title
+    search: str | None = None
+
+
+#: a search matching at most this many nodes pages through its matches alone (below)
+SEARCH_SET = 5_000
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+class CatalogueRepository(NodeRepository):
+    async def page_of(
+        self, bundle: Bundle, filters: NodeFilters, query: ListQuery, *, documentation: bool = True
+    ) -> Page[N]:
+        """One page of the bundle's nodes; without loading their OpenAPI documents when
+        ``documentation`` is false (reading the attribute then is an error)."""
+        in_bundle = N.bundle == bundle
+        conditions = [in_bundle, *self._conditions(filters)]
+        counted = conditions
+        if self._sqlite and _only_unindexed(filters):
+            # No index holds visibility: SQLite would read the rows through an index of the
+            # bundle one by one, about four times slower than reading the table in order
+            # (which it does once the bundle's term cannot use an index).
+            counted = [(N.bundle + "") == bundle, *conditions[1:]]
+        total = int(
+            await self.session.scalar(select(func.count()).select_from(N).where(*counted)) or 0
+        )
+        if filters.search is not None and total <= SEARCH_SET:
+            # Few matches: find them in the title index (the scan the count just made), then
+            # order those alone; walking a sort order's index and reading each row's title
+            # to find a few would read every row.
+            matching = select(N.id).where(*conditions).scalar_subquery()
+            conditions = [in_bundle, N.id.in_(matching)]
+        ids = await self._page_ids(conditions, query, total)
+        loading = select(N).where(N.id.in_(ids))
+        if not documentation:
+            loading = loading.options(defer(N.documentation, raiseload=True))
+        rows = {node.id: node for node in await self.all(loading)} if ids else {}
+        return Page(
+            items=[rows[i] for i in ids if i in rows],
+            page=query.page,
+            size=query.size,
+            total=total,
+        )
+
+    @property
+    def _sqlite(self) -> bool:
+        return self.session.get_bind().dialect.name == "sqlite"
+
+    async def _page_ids(
+        self, conditions: list[ColumnElement[bool]], query: ListQuery, total: int
+    ) -> list[uuid.UUID]:
+        """The page's ids, in order. A page in the second half of the list is read from the
+        end, in the opposite order (then turned back): an offset costs the scan of every row
+        it skips, so the last page costs what the first does, and no page more than half
+        the list. The order is total (the id breaks ties), so its reverse is exact."""
+        start = query.offset
+        if start >= total:
+            return []
+        end = min(start + query.size, total)
+        backwards = start > total - end
+        offset = total - end if backwards else start
+        statement = (
+            select(N.id)
+            .where(*conditions)
+            .order_by(*ordering(query.sort, reverse=backwards))
+            .offset(offset)
+            .limit(end - start)
+        )
+        ids = list(await self.session.scalars(statement))
+        return ids[::-1] if backwards else ids
+
+    def _conditions(self, filters: NodeFilters) -> list[ColumnElement[bool]]:
+        out: list[ColumnElement[bool]] = []
+        if filters.source_type is not None:
+            out.append(N.source_type == filters.source_type)
+        if filters.connection_id is not None:
+            out.append(N.connection_id == filters.connection_id)
+        if filters.moderation_state is not None:
+            out.append(N.moderation_state == filters.moderation_state)
+        if filters.visibility is not None:
+            out.append(N.visibility == filters.visibility)
+        if filters.organisation_id is not None:
+            out.append(N.organisation_id == filters.organisation_id)
+        if filters.published is not None:
+            # The catalogue's bundles are moderated, and a moderated node is published
+            # exactly when its state is (node/models.py): the state is in the index of the
+            # state order, so counting and paging read that index instead of every row.
+            published = N.moderation_state == ModerationState.PUBLISHED
+            out.append(published if filters.published else ~published)
+        if filters.title is not None:
+            out.append(N.title == filters.title)
+        if filters.search is not None:
+            out.append(self._title_contains(filters.search))
+        return out
+
+    def _title_contains(self, text: str) -> ColumnElement[bool]:
+        """Containment ignoring the case of ASCII letters, alike on both stores. SQLite's
+        LIKE already ignores it (and its lower() folds nothing else either). On PostgreSQL,
+        lower() under the "C" collation folds ASCII only, byte by byte: four times faster
+        than ILIKE, which folds every letter through the locale, character by character."""
+        escaped = text.replace("/", "//").replace("%", "/%").replace("_", "/_")
+        if self._sqlite:
+            return N.title.like(f"%{escaped}%", escape="/")
+        folded = func.lower(N.title.collate("C"))
+        return folded.like(f"%{escaped.translate(_ASCII_LOWER)}%", escape="/")
+
+    async def api_ids(self, node_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
+        """Those of ``node_ids`` that are API nodes."""
+        if not node_ids:
+            return set()
+        found = await self.session.scalars(
+            select(N.id).where(N.id.in_(list(node_ids)), N.bundle == Bundle.APIS)
+        )
+        return set(found)
+
+    async def product_apis(
+        self, product_ids: Collection[uuid.UUID]
+    ) -> dict[uuid.UUID, list[uuid.UUID]]:
+        """Each product's API ids, in the product's order (every product asked is a key)."""
+        out: dict[uuid.UUID, list[uuid.UUID]] = {p: [] for p in product_ids}
+        if not out:
+            return out
+        rows = await self.session.execute(
+            select(ProductApi.product_id, ProductApi.api_id)
+            .where(ProductApi.product_id.in_(list(out)))
+            .order_by(ProductApi.product_id, ProductApi.position)
+        )
+        for product_id, api_id in rows:
+            out[product_id].append(api_id)
+        return out
+
+    async def set_product_apis(self, product_id: uuid.UUID, api_ids: Sequence[uuid.UUID]) -> None:
+        """Replace the product's APIs with ``api_ids``, in that order."""
+        await self.remove_product_apis(product_id)
+        if api_ids:
+            await self.session.execute(
+                insert(ProductApi),
+                [
+                    {"product_id": product_id, "api_id": api_id, "position": position}
+                    for position, api_id in enumerate(api_ids)
+                ],
+            )
+
+    async def remove_product_apis(self, product_id: uuid.UUID) -> None:
+        await self.session.execute(delete(ProductApi).where(ProductApi.product_id == product_id))
+
+    async def organisation_exists(self, organisation_id: uuid.UUID) -> bool:
+        found = await self.session.scalar(
+            select(Organisation.id).where(Organisation.id == organisation_id)
+        )
+        return found is not None
+
+
+def ordering(keys: Sequence[SortKey], *, reverse: bool = False) -> list[ColumnElement[Any]]:
+    """ORDER BY for ``keys``, then the id as tie-breaker, so that pages never overlap.
+
+    Sorting by moderation state orders by title within a state (in the state's direction,
+    unless the title is a key of its own): the order of the ``(bundle, moderation_state,
+    title, id)`` index. The id follows the last key's direction, so that a descending sort
+    is the index read backwards rather than a sort of every row. ``reverse``: the exact
+    opposite order (each direction flipped, nulls included: both stores put them at the
+    same end for a direction and at the other for its opposite)."""
+    columns: list[tuple[Any, bool]] = [(SORT_COLUMNS[k.name], k.descending) for k in keys]
+    names = [k.name for k in keys]
+    if "moderation_state" in names and "title" not in names:
+        state = names.index("moderation_state")
+        columns.insert(state + 1, (N.title, keys[state].descending))
+    columns.append((N.id, columns[-1][1] if columns else False))
+    return [
+        column.desc() if descending != reverse else column.asc() for column, descending in columns
+    ]
+
+
+def _only_unindexed(filters: NodeFilters) -> bool:
+    """Whether visibility is the only filter: the others' columns are each in an index."""
+    indexed = (
+        filters.source_type,
+        filters.connection_id,
+        filters.moderation_state,
+        filters.organisation_id,
+        filters.published,
+        filters.title,
+        filters.search,
+    )
+    return filters.visibility is not None and all(value is None for value in indexed)
