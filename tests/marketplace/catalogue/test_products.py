@@ -16,7 +16,7 @@ from tests.marketplace.catalogue.conftest import (
 )
 from tests.marketplace.conftest import SiteAccount, url
 
-QUOTA = {"limit": 1000, "interval": 1, "interval_unit": "day"}
+QUOTA = {"limit": 1000, "interval": 1, "interval_unit": "day", "key_scope": "app"}
 
 
 async def test_a_product_with_its_apis_in_order_and_a_quota(
@@ -103,7 +103,8 @@ async def test_quotas_follow_the_management_services_rules(
         ({**QUOTA, "interval": 0}, "/quota/interval"),
         ({**QUOTA, "interval_unit": "week"}, "/quota/interval_unit"),
         ({"limit": 1, "interval": 1}, "/quota/interval_unit"),
-        ({**QUOTA, "key_scope": "app"}, "/quota/key_scope"),
+        ({**QUOTA, "key_scope": "team"}, "/quota/key_scope"),
+        ({**QUOTA, "burst": 5}, "/quota/burst"),
     ]
     for quota, pointer in cases:
         response = await admin_api.post(

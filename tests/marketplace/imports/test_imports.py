@@ -208,7 +208,7 @@ async def test_a_product_brings_the_apis_it_lists(
     by_remote = {n["source"]["remote_id"]: n["id"] for n in apis.json()["data"]}
     assert set(by_remote) == {first, third}  # third came with the product
     assert by_remote[first] == first_node  # first was there: not imported again
-    assert product["apis"] == [by_remote[third], by_remote[first]]
+    assert product["associated_apis"] == [by_remote[third], by_remote[first]]
 
     again = await post(admin_api, site_admin, f"{base}/products/import", {"product_id": gold})
     assert again.status_code == 200, again.text
@@ -223,7 +223,7 @@ async def test_a_product_brings_the_apis_it_lists(
     assert outcomes[silver]["imported_apis"] == [second]
 
     listed = await admin_api.get(url(f"{base}/products"), headers=site_admin.headers)
-    assert [(p["title"], len(p["apis"])) for p in listed.json()["data"]] == [
+    assert [(p["title"], len(p["associated_apis"])) for p in listed.json()["data"]] == [
         ("Gold", 2),
         ("Silver", 2),
     ]

@@ -181,6 +181,9 @@ class QuotaWrite(PlainWriteSchema):
     )
     interval: Count = Field(ge=1, le=MAX_COUNT, description="Window length, in interval_unit.")
     interval_unit: Literal["second", "minute", "hour", "day", "month"]
+    key_scope: Literal["app", "developer"] = Field(
+        "app", description="Whose requests share a window: each app's, or each developer's."
+    )
 
     @field_validator("limit")
     @classmethod
@@ -194,6 +197,7 @@ class QuotaRead(PlainReadSchema):
     limit: int = Field(description="Requests per window; -1: unlimited.")
     interval: int
     interval_unit: str
+    key_scope: str = Field("app", description="app or developer: whose requests share a window.")
 
 
 def _omissible(description: str) -> Any:

@@ -23,6 +23,7 @@ from portico.core.envelope import (
 from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.marketplace.access import SiteCaller, parse_uuid, require
+from portico.marketplace.catalogue.schemas import ApiListItem, ApiRead, ProductRead
 from portico.marketplace.connection.endpoints import box, outbound
 from portico.marketplace.connection.service import ConnectionNotFound
 from portico.marketplace.imports import inventory
@@ -33,13 +34,10 @@ from portico.marketplace.imports.schemas import (
     ApiImport,
     ApiImportAll,
     ApiImportOutcome,
-    ApiNodeDetail,
-    ApiNodeRead,
     JobStart,
     ProductImport,
     ProductImportAll,
     ProductImportOutcome,
-    ProductNodeRead,
     RemoteApiRead,
     RemoteProductRead,
 )
@@ -170,7 +168,7 @@ async def list_remote_products(
 
 @router.get(
     "/{gateway_connection}/apis",
-    response_model=Collection[ApiNodeRead],
+    response_model=Collection[ApiListItem],
     openapi_extra={"parameters": IMPORTED.openapi_parameters(IMPORTED_FILTERS)},
 )
 async def list_imported_apis(
@@ -179,7 +177,7 @@ async def list_imported_apis(
     _caller: Reader,
     session: SessionDep,
     query: ListQuery = Depends(list_query(IMPORTED)),
-) -> Collection[ApiNodeRead]:
+) -> Collection[ApiListItem]:
     """The API nodes imported from this connection, by title."""
     page = await import_service.imported(
         session=session,
@@ -187,14 +185,14 @@ async def list_imported_apis(
         bundle=Bundle.APIS,
         query=query,
     )
-    return collection(request, page, [ApiNodeRead.of(node) for node in page.items])
+    return collection(request, page, [ApiListItem.of(node) for node in page.items])
 
 
 @router.post(
     "/{gateway_connection}/apis/import",
-    response_model=Envelope[ApiNodeDetail],
+    response_model=Envelope[ApiRead],
     status_code=201,
-    responses={200: {"model": Envelope[ApiNodeDetail], "description": WRITTEN}, **FAILED},
+    responses={200: {"model": Envelope[ApiRead], "description": WRITTEN}, **FAILED},
 )
 async def import_api(
     gateway_connection: str,
@@ -214,7 +212,7 @@ async def import_api(
         connection_id=parse_uuid(gateway_connection, ConnectionNotFound),
         api_id=body.api_id,
     )
-    return _written(request, ApiNodeDetail.of(written.node), written.created)
+    return _written(request, ApiRead.of(written.node), written.created)
 
 
 @router.post(
@@ -273,7 +271,7 @@ async def start_job(
 
 @router.get(
     "/{gateway_connection}/products",
-    response_model=Collection[ProductNodeRead],
+    response_model=Collection[ProductRead],
     openapi_extra={"parameters": IMPORTED.openapi_parameters(IMPORTED_FILTERS)},
 )
 async def list_imported_products(
@@ -282,7 +280,7 @@ async def list_imported_products(
     _caller: Reader,
     session: SessionDep,
     query: ListQuery = Depends(list_query(IMPORTED)),
-) -> Collection[ProductNodeRead]:
+) -> Collection[ProductRead]:
     """The product nodes imported from this connection, by title, each with its APIs."""
     page = await import_service.imported(
         session=session,
@@ -292,16 +290,16 @@ async def list_imported_products(
     )
     apis = await import_service.product_apis(session=session, products=page.items)
     return collection(
-        request, page, [ProductNodeRead.with_apis(node, apis[node.id]) for node in page.items]
+        request, page, [ProductRead.with_apis(node, apis[node.id]) for node in page.items]
     )
 
 
 @router.post(
     "/{gateway_connection}/products/import",
-    response_model=Envelope[ProductNodeRead],
+    response_model=Envelope[ProductRead],
     status_code=201,
     responses={
-        200: {"model": Envelope[ProductNodeRead], "description": WRITTEN},
+        200: {"model": Envelope[ProductRead], "description": WRITTEN},
         **FAILED,
         **NO_PRODUCTS,
     },
@@ -323,7 +321,7 @@ async def import_product(
         connection_id=parse_uuid(gateway_connection, ConnectionNotFound),
         product_id=body.product_id,
     )
-    read = ProductNodeRead.with_apis(done.written.node, done.apis)
+    read = ProductRead.with_apis(done.written.node, done.apis)
     return _written(request, read, done.written.created)
 
 

@@ -3,7 +3,6 @@ the bodies of the imports and their per-item reports."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -11,8 +10,6 @@ from pydantic import Field
 
 from portico.core.schema import PlainReadSchema, PlainWriteSchema
 from portico.marketplace.connectors.base import RemoteApi, RemoteProduct
-from portico.marketplace.node.models import CatalogueNode
-from portico.marketplace.node.schemas import NodeSummary, summary_fields
 
 ImportStatus = Literal["new", "existing"]
 Outcome = Literal["created", "updated", "failed"]
@@ -83,50 +80,6 @@ class RemoteProductRead(PlainReadSchema):
             imported=node_id is not None,
             node_id=node_id,
             import_status="existing" if node_id is not None else "new",
-        )
-
-
-# ------------------------------------------------------------------ nodes imported
-
-
-class ApiNodeRead(NodeSummary):
-    version: str
-    overview: str
-
-    @classmethod
-    def of(cls, node: CatalogueNode) -> ApiNodeRead:
-        return cls(**summary_fields(node), version=node.version, overview=node.overview)
-
-
-class ApiNodeDetail(ApiNodeRead):
-    documentation: dict[str, Any] | None = Field(
-        description="The OpenAPI document, self-contained; null when the remote API has none."
-    )
-
-    @classmethod
-    def of(cls, node: CatalogueNode) -> ApiNodeDetail:
-        return cls(
-            **summary_fields(node),
-            version=node.version,
-            overview=node.overview,
-            documentation=node.documentation,
-        )
-
-
-class ProductNodeRead(NodeSummary):
-    description: str
-    quota: dict[str, Any] | None
-    gateway_type: str | None = Field(description="The source type it was imported from.")
-    apis: list[UUID] = Field(description="Its API nodes, in the product's order.")
-
-    @classmethod
-    def with_apis(cls, node: CatalogueNode, apis: Sequence[UUID]) -> ProductNodeRead:
-        return cls(
-            **summary_fields(node),
-            description=node.description,
-            quota=node.quota,
-            gateway_type=node.gateway_type,
-            apis=list(apis),
         )
 
 

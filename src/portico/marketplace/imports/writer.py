@@ -27,10 +27,10 @@ from portico.core import audit
 from portico.core.audit import Actor
 from portico.core.schema import find_nul
 from portico.marketplace import SURFACE
+from portico.marketplace.catalogue.schemas import ApiListItem, ProductRead
 from portico.marketplace.connectors.base import RemoteApiDetail, RemoteProduct
 from portico.marketplace.imports.problems import RemoteFailed
 from portico.marketplace.imports.repository import ImportRepository
-from portico.marketplace.imports.schemas import ApiNodeRead, ProductNodeRead
 from portico.marketplace.node.models import Bundle, CatalogueNode, SourceType
 from portico.marketplace.node.moderation import INITIAL
 from portico.marketplace.node.repository import NodeRepository
@@ -88,7 +88,7 @@ async def write_api(
         summary=f"imported API {written.node.title}{revision} from gateway connection "
         f"{origin.connection_name}: node {verb}",
         before=before,
-        after=ApiNodeRead.of(written.node).model_dump(mode="json"),
+        after=ApiListItem.of(written.node).model_dump(mode="json"),
     )
     return written
 
@@ -131,7 +131,7 @@ async def write_product(
         summary=f"imported product {written.node.title} ({len(ordered)} APIs) from gateway "
         f"connection {origin.connection_name}: node {verb}",
         before=before,
-        after=ProductNodeRead.with_apis(written.node, ordered).model_dump(mode="json"),
+        after=ProductRead.with_apis(written.node, ordered).model_dump(mode="json"),
     )
     return written
 
@@ -192,8 +192,8 @@ async def _upsert(
 
 def _snapshot(node: CatalogueNode) -> dict[str, Any]:
     if node.bundle is Bundle.APIS:
-        return ApiNodeRead.of(node).model_dump(mode="json")
-    return ProductNodeRead.with_apis(node, []).model_dump(mode="json", exclude={"apis"})
+        return ApiListItem.of(node).model_dump(mode="json")
+    return ProductRead.with_apis(node, []).model_dump(mode="json", exclude={"associated_apis"})
 
 
 async def _audit(
