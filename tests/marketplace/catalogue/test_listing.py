@@ -171,6 +171,12 @@ async def test_search_is_a_case_insensitive_substring_of_the_title(
             ),
         ]
         assert paged == expected
+    beyond = await admin_api.get(
+        url("/apis"),
+        params={"filter[search]": "A", "page": "3", "limit": "2"},
+        headers=editor.headers,
+    )
+    assert (beyond.json()["data"], beyond.json()["meta"]["count"]) == ([], 4)
 
 
 async def test_search_folds_ascii_letters_only_on_both_stores(

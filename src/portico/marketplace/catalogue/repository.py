@@ -66,24 +66,19 @@ class CatalogueRepository(NodeRepository):
     ) -> Page[N]:
         """One page of the bundle's nodes; without loading their OpenAPI documents when
         ``documentation`` is false (reading the attribute then is an error)."""
-        in_bundle = N.bundle == bundle
-        conditions = [in_bundle, *self._conditions(filters)]
-        counted = conditions
-        if self._sqlite and _only_unindexed(filters):
-            # No index holds visibility: SQLite would read the rows through an index of the
-            # bundle one by one, about four times slower than reading the table in order
-            # (which it does once the bundle's term cannot use an index).
-            counted = [(N.bundle + "") == bundle, *conditions[1:]]
-        total = int(
-            await self.session.scalar(select(func.count()).select_from(N).where(*counted)) or 0
-        )
-        if filters.search is not None and total <= SEARCH_SET:
-            # Few matches: find them in the title index (the scan the count just made), then
-            # order those alone; walking a sort order's index and reading each row's title
-            # to find a few would read every row.
-            matching = select(N.id).where(*conditions).scalar_subquery()
-            conditions = [in_bundle, N.id.in_(matching)]
-        ids = await self._page_ids(conditions, query, total)
+        conditions = [N.bundle == bundle, *self._conditions(filters)]
+        if filters.search is not None and not self._sqlite:
+            ids, total = await self._search_page(conditions, query)
+        else:
+            total = await self._count(bundle, filters, conditions)
+            if filters.search is not None and total <= SEARCH_SET and query.sort[0].name != "title":
+                # Few matches, not in title order: find them in the title index (the scan the
+                # count just made), then order those alone. Walking the sort's index and
+                # reading each row's title to find a few would read every row; in title order,
+                # the title index is the sort's, and its walk stops at the page's last match.
+                matching = select(N.id).where(*conditions).scalar_subquery()
+                conditions = [conditions[0], N.id.in_(matching)]
+            ids = await self._page_ids(conditions, query, total)
         loading = select(N).where(N.id.in_(ids))
         if not documentation:
             loading = loading.options(defer(N.documentation, raiseload=True))
@@ -94,6 +89,41 @@ class CatalogueRepository(NodeRepository):
             size=query.size,
             total=total,
         )
+
+    async def _count(
+        self, bundle: Bundle, filters: NodeFilters, conditions: list[ColumnElement[bool]]
+    ) -> int:
+        if self._sqlite and _only_unindexed(filters):
+            # No index holds visibility: SQLite would read the rows through an index of the
+            # bundle one by one, about four times slower than reading the table in order
+            # (which it does once the bundle's term cannot use an index).
+            conditions = [(N.bundle + "") == bundle, *conditions[1:]]
+        counted = await self.session.scalar(select(func.count()).select_from(N).where(*conditions))
+        return int(counted or 0)
+
+    async def _search_page(
+        self, conditions: list[ColumnElement[bool]], query: ListQuery
+    ) -> tuple[list[uuid.UUID], int]:
+        """A search on PostgreSQL: the page and the count in one query. Every title is read
+        to count the matches; reading them again for the page would double the cost of the
+        request (a search's matches are few enough to order once found; a search that
+        matches most of the catalogue costs about twice a plain list)."""
+        rows = (
+            await self.session.execute(
+                select(N.id, func.count().over())
+                .where(*conditions)
+                .order_by(*ordering(query.sort))
+                .offset(query.offset)
+                .limit(query.size)
+            )
+        ).all()
+        if rows:
+            return [row[0] for row in rows], int(rows[0][1])
+        if query.offset == 0:
+            return [], 0
+        # past the last page: the count alone
+        counted = await self.session.scalar(select(func.count()).select_from(N).where(*conditions))
+        return [], int(counted or 0)
 
     @property
     def _sqlite(self) -> bool:
