@@ -196,6 +196,11 @@ def upgrade() -> None:
             "ix_catalogue_nodes_bundle_updated", ["bundle", "updated_at", "id"], unique=False
         )
         batch_op.create_index(
+            "ix_catalogue_nodes_bundle_visibility",
+            ["bundle", "visibility", "title", "id"],
+            unique=False,
+        )
+        batch_op.create_index(
             batch_op.f("ix_catalogue_nodes_connection_id"), ["connection_id"], unique=False
         )
         batch_op.create_index(
@@ -313,6 +318,7 @@ def downgrade() -> None:
     with op.batch_alter_table("catalogue_nodes", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_catalogue_nodes_organisation_id"))
         batch_op.drop_index(batch_op.f("ix_catalogue_nodes_connection_id"))
+        batch_op.drop_index("ix_catalogue_nodes_bundle_visibility")
         batch_op.drop_index("ix_catalogue_nodes_bundle_updated")
         batch_op.drop_index("ix_catalogue_nodes_bundle_title")
         batch_op.drop_index("ix_catalogue_nodes_bundle_state")

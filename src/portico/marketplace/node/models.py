@@ -80,6 +80,7 @@ class CatalogueNode(IdMixin, TimestampMixin, Base):
         Index("ix_catalogue_nodes_bundle_updated", "bundle", "updated_at", "id"),
         Index("ix_catalogue_nodes_bundle_source", "bundle", "source_type", "title", "id"),
         Index("ix_catalogue_nodes_bundle_state", "bundle", "moderation_state", "title", "id"),
+        Index("ix_catalogue_nodes_bundle_visibility", "bundle", "visibility", "title", "id"),
     )
 
     bundle: Mapped[Bundle] = mapped_column(_enum(Bundle, 16))
