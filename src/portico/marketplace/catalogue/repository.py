@@ -18,7 +18,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, func, insert, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import defer
 
 from portico.core.pagination import ListQuery, Page, SortKey
@@ -26,7 +26,6 @@ from portico.marketplace.node.models import (
     Bundle,
     CatalogueNode,
     ModerationState,
-    ProductApi,
     SourceType,
     Visibility,
 )
@@ -197,37 +196,6 @@ class CatalogueRepository(NodeRepository):
             select(N.id).where(N.id.in_(list(node_ids)), N.bundle == Bundle.APIS)
         )
         return set(found)
-
-    async def product_apis(
-        self, product_ids: Collection[uuid.UUID]
-    ) -> dict[uuid.UUID, list[uuid.UUID]]:
-        """Each product's API ids, in the product's order (every product asked is a key)."""
-        out: dict[uuid.UUID, list[uuid.UUID]] = {p: [] for p in product_ids}
-        if not out:
-            return out
-        rows = await self.session.execute(
-            select(ProductApi.product_id, ProductApi.api_id)
-            .where(ProductApi.product_id.in_(list(out)))
-            .order_by(ProductApi.product_id, ProductApi.position)
-        )
-        for product_id, api_id in rows:
-            out[product_id].append(api_id)
-        return out
-
-    async def set_product_apis(self, product_id: uuid.UUID, api_ids: Sequence[uuid.UUID]) -> None:
-        """Replace the product's APIs with ``api_ids``, in that order."""
-        await self.remove_product_apis(product_id)
-        if api_ids:
-            await self.session.execute(
-                insert(ProductApi),
-                [
-                    {"product_id": product_id, "api_id": api_id, "position": position}
-                    for position, api_id in enumerate(api_ids)
-                ],
-            )
-
-    async def remove_product_apis(self, product_id: uuid.UUID) -> None:
-        await self.session.execute(delete(ProductApi).where(ProductApi.product_id == product_id))
 
     async def organisation_exists(self, organisation_id: uuid.UUID) -> bool:
         found = await self.session.scalar(

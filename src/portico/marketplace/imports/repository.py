@@ -1,24 +1,24 @@
 """The queries of imports: which remote ids of a connection were imported as which nodes,
-the nodes imported from a connection, a product's APIs, and a connection's status."""
+the nodes imported from a connection, and a connection's status (a product's APIs: the
+node repository's)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Select, delete, insert, select, update
+from sqlalchemy import Select, select, update
 
-from portico.core.db.repository import Repository
 from portico.marketplace.connection.models import ConnectionStatus, GatewayConnection
 from portico.marketplace.node.models import (
     Bundle,
     CatalogueNode,
     ModerationState,
-    ProductApi,
     Visibility,
 )
+from portico.marketplace.node.repository import NodeRepository
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class ImportedFilters:
     remote_id: str | None = None
 
 
-class ImportRepository(Repository[CatalogueNode]):
+class ImportRepository(NodeRepository):
     model = CatalogueNode
     sort_columns = {
         "title": CatalogueNode.title,
@@ -83,34 +83,6 @@ class ImportRepository(Repository[CatalogueNode]):
         if filters.remote_id is not None:
             statement = statement.where(CatalogueNode.remote_id == filters.remote_id)
         return statement
-
-    async def product_apis(
-        self, product_ids: Collection[uuid.UUID]
-    ) -> dict[uuid.UUID, list[uuid.UUID]]:
-        """product node id → its API node ids, in the product's order."""
-        if not product_ids:
-            return {}
-        rows = await self.session.execute(
-            select(ProductApi.product_id, ProductApi.api_id)
-            .where(ProductApi.product_id.in_(list(product_ids)))
-            .order_by(ProductApi.product_id, ProductApi.position)
-        )
-        out: dict[uuid.UUID, list[uuid.UUID]] = {p: [] for p in product_ids}
-        for product_id, api_id in rows:
-            out[product_id].append(api_id)
-        return out
-
-    async def set_product_apis(self, product_id: uuid.UUID, api_ids: Sequence[uuid.UUID]) -> None:
-        """The product's APIs are exactly ``api_ids``, in that order."""
-        await self.session.execute(delete(ProductApi).where(ProductApi.product_id == product_id))
-        if api_ids:
-            await self.session.execute(
-                insert(ProductApi),
-                [
-                    {"product_id": product_id, "api_id": api_id, "position": position}
-                    for position, api_id in enumerate(api_ids)
-                ],
-            )
 
     async def set_connection_status(
         self, connection_id: uuid.UUID, status: ConnectionStatus, now: datetime

@@ -1,15 +1,15 @@
-"""Reading and locking catalogue nodes; the catalogue, content, publishing and import
-services build their own queries on top."""
+"""Reading and locking catalogue nodes, and a product's APIs; the catalogue, content,
+publishing and import services build their own queries on top."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import delete, insert, select
 
 from portico.core.db.repository import Repository
-from portico.marketplace.node.models import Bundle, CatalogueNode
+from portico.marketplace.node.models import Bundle, CatalogueNode, ProductApi
 
 
 class NodeRepository(Repository[CatalogueNode]):
@@ -50,3 +50,34 @@ class NodeRepository(Repository[CatalogueNode]):
                 CatalogueNode.remote_id == remote_id,
             )
         )
+
+    async def product_apis(
+        self, product_ids: Collection[uuid.UUID]
+    ) -> dict[uuid.UUID, list[uuid.UUID]]:
+        """Each product's API ids, in the product's order (every product asked is a key)."""
+        out: dict[uuid.UUID, list[uuid.UUID]] = {p: [] for p in product_ids}
+        if not out:
+            return out
+        rows = await self.session.execute(
+            select(ProductApi.product_id, ProductApi.api_id)
+            .where(ProductApi.product_id.in_(list(out)))
+            .order_by(ProductApi.product_id, ProductApi.position)
+        )
+        for product_id, api_id in rows:
+            out[product_id].append(api_id)
+        return out
+
+    async def set_product_apis(self, product_id: uuid.UUID, api_ids: Sequence[uuid.UUID]) -> None:
+        """Replace the product's APIs with ``api_ids``, in that order."""
+        await self.remove_product_apis(product_id)
+        if api_ids:
+            await self.session.execute(
+                insert(ProductApi),
+                [
+                    {"product_id": product_id, "api_id": api_id, "position": position}
+                    for position, api_id in enumerate(api_ids)
+                ],
+            )
+
+    async def remove_product_apis(self, product_id: uuid.UUID) -> None:
+        await self.session.execute(delete(ProductApi).where(ProductApi.product_id == product_id))
