@@ -23,6 +23,7 @@ from portico.management.widget import models as widget_models
 from portico.marketplace.auth import models as marketplace_auth_models
 from portico.marketplace.connection import models as gateway_connection_models
 from portico.marketplace.node import models as catalogue_node_models
+from portico.marketplace.node import search as node_search
 from portico.marketplace.notification import models as notification_models
 from portico.marketplace.organisation import models as portal_organisation_models
 from portico.marketplace.user import models as marketplace_user_models
@@ -32,8 +33,12 @@ metadata = Base.metadata
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:
     """Alembic's filter of reflected names: a table partition is storage of its parent table,
-    not a table of its own, so comparing models with the database skips it."""
-    return not (type_ == "table" and name in telemetry_models.SKETCH_PARTITIONS)
+    not a table of its own, and the catalogue's title search is store-specific storage the
+    models cannot declare (node/search.py), so comparing models with the database skips
+    them."""
+    if type_ == "table" and name in telemetry_models.SKETCH_PARTITIONS:
+        return False
+    return not node_search.storage_names(name, type_)
 
 
 __all__ = [

@@ -24,12 +24,12 @@ from portico.marketplace.catalogue.schemas import (
     ProductUpdate,
 )
 from portico.marketplace.catalogue.service import (
-    SOURCE_VALUES,
     ApiNotFound,
     ProductNotFound,
     RemoteIdTaken,
     UnknownReference,
 )
+from portico.marketplace.node.filters import SOURCE_VALUES
 from portico.marketplace.node.models import ModerationState, Visibility
 
 router = APIRouter()

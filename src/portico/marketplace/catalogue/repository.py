@@ -22,6 +22,7 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import defer
 
 from portico.core.pagination import ListQuery, Page, SortKey
+from portico.marketplace.node import search
 from portico.marketplace.node.models import (
     Bundle,
     CatalogueNode,
@@ -52,7 +53,6 @@ class NodeFilters:
 
 #: a search matching at most this many nodes pages through its matches alone (below)
 SEARCH_SET = 5_000
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 class CatalogueRepository(NodeRepository):
@@ -64,13 +64,18 @@ class CatalogueRepository(NodeRepository):
         conditions = [N.bundle == bundle, *self._conditions(filters)]
         if filters.search is not None and not self._sqlite:
             ids, total = await self._search_page(conditions, query)
+        elif filters.search is not None and await self._few_indexed(filters.search):
+            # The FTS index names a few candidates (the exact condition stays among the
+            # others): like PostgreSQL, one pass finds, counts and orders them.
+            conditions.append(search.sqlite_candidates(filters.search))
+            ids, total = await self._search_page(conditions, query)
         else:
             total = await self._count(bundle, filters, conditions)
             if filters.search is not None and total <= SEARCH_SET and query.sort[0].name != "title":
-                # Few matches, not in title order: find them in the title index (the scan the
-                # count just made), then order those alone. Walking the sort's index and
-                # reading each row's title to find a few would read every row; in title order,
-                # the title index is the sort's, and its walk stops at the page's last match.
+                # Few matches, not in title order: find them first, then order those alone.
+                # Walking the sort's index and reading each row's title to find a few would
+                # read every row; in title order, the title index is the sort's, and its
+                # walk stops at the page's last match.
                 matching = select(N.id).where(*conditions).scalar_subquery()
                 conditions = [conditions[0], N.id.in_(matching)]
             ids = await self._page_ids(conditions, query, total)
@@ -99,9 +104,9 @@ class CatalogueRepository(NodeRepository):
     async def _search_page(
         self, conditions: list[ColumnElement[bool]], query: ListQuery
     ) -> tuple[list[uuid.UUID], int]:
-        """A search on PostgreSQL: the page and the count in one query. Every title is read
-        to count the matches; reading them again for the page would double the cost of the
-        request. The matches are found and counted in one pass over the table, then
+        """A search: the page and the count in one query. Finding the matches is the cost
+        of the request (through the trigram index, or reading every title); finding them
+        again for the page would double it. They are found and counted in one pass, then
         ordered: ``OFFSET 0`` keeps the planner from walking a sort order's index instead
         and reading every row out of order to test its title (three times slower)."""
         found = (
@@ -125,6 +130,14 @@ class CatalogueRepository(NodeRepository):
         # past the last page: the count alone
         counted = await self.session.scalar(select(func.count()).select_from(N).where(*conditions))
         return [], int(counted or 0)
+
+    async def _few_indexed(self, text: str) -> bool:
+        """SQLite: whether the FTS index can find the titles containing ``text`` and finds
+        few enough that testing them alone beats reading every title (a text in most titles
+        is read faster in order, through the title index)."""
+        if not search.indexed(text):
+            return False
+        return await search.sqlite_match_count(self.session, text) <= SEARCH_SET
 
     @property
     def _sqlite(self) -> bool:
@@ -174,19 +187,8 @@ class CatalogueRepository(NodeRepository):
         if filters.title is not None:
             out.append(N.title == filters.title)
         if filters.search is not None:
-            out.append(self._title_contains(filters.search))
+            out.append(search.title_contains(filters.search, sqlite=self._sqlite))
         return out
-
-    def _title_contains(self, text: str) -> ColumnElement[bool]:
-        """Containment ignoring the case of ASCII letters, alike on both stores. SQLite's
-        LIKE already ignores it (and its lower() folds nothing else either). On PostgreSQL,
-        lower() under the "C" collation folds ASCII only, byte by byte: four times faster
-        than ILIKE, which folds every letter through the locale, character by character."""
-        escaped = text.replace("/", "//").replace("%", "/%").replace("_", "/_")
-        if self._sqlite:
-            return N.title.like(f"%{escaped}%", escape="/")
-        folded = func.lower(N.title.collate("C"))
-        return folded.like(f"%{escaped.translate(_ASCII_LOWER)}%", escape="/")
 
     async def api_ids(self, node_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
         """Those of ``node_ids`` that are API nodes."""

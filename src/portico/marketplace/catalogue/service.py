@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import Conflict, NotFound, ValidationFailed
+from portico.core.filter_values import FilterValues
 from portico.core.openapi_document import parse_document
 from portico.core.pagination import ListQuery, Page
 from portico.marketplace.access import SiteCaller
@@ -39,6 +40,7 @@ from portico.marketplace.catalogue.schemas import (
 )
 from portico.marketplace.connection.repository import GatewayConnectionRepository
 from portico.marketplace.connectors.openapi import document_problem
+from portico.marketplace.node import filters as node_filters
 from portico.marketplace.node import hooks
 from portico.marketplace.node.models import (
     Bundle,
@@ -50,7 +52,6 @@ from portico.marketplace.node.models import (
 from portico.marketplace.node.moderation import INITIAL
 
 T = TypeVar("T")
-E = TypeVar("E", ModerationState, Visibility)
 
 MODULE = "content"
 ENTITY = "node"
@@ -269,64 +270,23 @@ async def delete_product(*, session: AsyncSession, caller: SiteCaller, node_id: 
 
 # ------------------------------------------------------------------------------------- filters
 
-SOURCE_VALUES = "custom, imported or a gateway connection's id"
-
 
 def filters(raw: Mapping[str, str]) -> NodeFilters:
     """The list filters, each value checked; refusals name ``filter[<name>]``."""
-    errors: list[dict[str, str]] = []
-
-    def refuse(name: str, expected: str) -> None:
-        parameter = f"filter[{name}]"
-        errors.append({"parameter": parameter, "detail": f"{parameter}: must be {expected}"})
-
-    source_type, connection_id = None, None
-    if "source" in raw:
-        value = raw["source"]
-        if value in (SourceType.CUSTOM, SourceType.IMPORTED):
-            source_type = SourceType(value)
-        else:
-            connection_id = _uuid(value)
-            if connection_id is None:
-                refuse("source", SOURCE_VALUES)
-    state = _enum(ModerationState, raw.get("moderation_state"))
-    if state is None and "moderation_state" in raw:
-        refuse("moderation_state", "one of " + ", ".join(s.value for s in ModerationState))
-    visibility = _enum(Visibility, raw.get("visibility"))
-    if visibility is None and "visibility" in raw:
-        refuse("visibility", "one of " + ", ".join(v.value for v in Visibility))
-    organisation = _uuid(raw["organisation"]) if "organisation" in raw else None
-    if organisation is None and "organisation" in raw:
-        refuse("organisation", "an organisation's id (a UUID)")
-    published = raw.get("published")
-    if published not in (None, "true", "false"):
-        refuse("published", "true or false")
-    if errors:
-        raise ValidationFailed(errors)
-    return NodeFilters(
+    values = FilterValues(raw)
+    source_type, connection_id = node_filters.source(values)
+    found = NodeFilters(
         source_type=source_type,
         connection_id=connection_id,
-        moderation_state=state,
-        visibility=visibility,
-        organisation_id=organisation,
-        published=None if published is None else published == "true",
-        title=raw.get("title"),
-        search=raw.get("search"),
+        moderation_state=values.choice("moderation_state", ModerationState),
+        visibility=values.choice("visibility", Visibility),
+        organisation_id=values.identifier("organisation", "an organisation's id (a UUID)"),
+        published=values.boolean("published"),
+        title=values.text("title"),
+        search=values.text("search"),
     )
-
-
-def _uuid(value: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return None
-
-
-def _enum(kind: type[E], value: str | None) -> E | None:
-    try:
-        return None if value is None else kind(value)
-    except ValueError:
-        return None
+    values.check()
+    return found
 
 
 # ------------------------------------------------------------------------------------- helpers

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.db.session import end_reads
 from portico.core.errors import BadRequest, Conflict, NotFound, ValidationFailed
+from portico.core.filter_values import FilterValues
 from portico.core.pagination import ListQuery, Page
 from portico.core.sealing import SecretBox, secret_box
 from portico.marketplace.access import SiteCaller
@@ -349,13 +350,7 @@ def _snapshot(connection: GatewayConnection) -> dict[str, Any]:
 
 
 def _filters(raw: Mapping[str, str]) -> ConnectionFilters:
-    status = None
-    if "status" in raw:
-        try:
-            status = ConnectionStatus(raw["status"])
-        except ValueError:
-            allowed = ", ".join(s.value for s in ConnectionStatus)
-            raise ValidationFailed(
-                [{"parameter": "filter[status]", "detail": f"filter[status]: one of {allowed}"}]
-            ) from None
+    values = FilterValues(raw)
+    status = values.choice("status", ConnectionStatus)
+    values.check()
     return ConnectionFilters(source=raw.get("source"), status=status, name=raw.get("name"))

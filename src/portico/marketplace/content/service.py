@@ -20,10 +20,12 @@ from typing import Any, NoReturn
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from portico.core.filter_values import FilterValues
 from portico.core.pagination import ListQuery, Page
 from portico.marketplace.access import SiteCaller
 from portico.marketplace.content.repository import ContentFilters, ContentRepository
 from portico.marketplace.content.schemas import PageCreate, PageUpdate
+from portico.marketplace.node import filters as node_filters
 from portico.marketplace.node import hooks
 from portico.marketplace.node.models import (
     MODERATED,
@@ -357,58 +359,28 @@ def _filters(
     states: frozenset[ModerationState] | None = None,
 ) -> ContentFilters:
     """The list filters of a query, each value checked (a 400 names the parameter)."""
-    if "moderation_state" in raw:
-        state = _enum(ModerationState, raw["moderation_state"], "moderation_state")
+    values = FilterValues(raw)
+    state = values.choice("moderation_state", ModerationState)
+    if state is not None:
+        # a state outside those the list shows shows nothing
         states = frozenset({state}) & states if states is not None else frozenset({state})
-    published = None
-    if "published" in raw:
-        if raw["published"] not in ("true", "false"):
-            _refuse("published", "must be true or false")
-        published = raw["published"] == "true"
-    source_type, connection_id = _source(raw.get("source"))
-    organisation_id = None
-    if "organisation" in raw:
-        organisation_id = _uuid(raw["organisation"], "organisation")
-    return ContentFilters(
+    source_type, connection_id = node_filters.source(values)
+    found = ContentFilters(
         bundles=bundles,
         moderation_states=states,
-        published=published,
+        published=values.boolean("published"),
         source_type=source_type,
         connection_id=connection_id,
-        organisation_id=organisation_id,
+        organisation_id=values.identifier("organisation"),
     )
-
-
-def _source(raw: str | None) -> tuple[SourceType | None, uuid.UUID | None]:
-    """``custom``, ``imported``, or a gateway connection's id (imported from it)."""
-    if raw is None:
-        return None, None
-    if raw in (SourceType.CUSTOM.value, SourceType.IMPORTED.value):
-        return SourceType(raw), None
-    try:
-        return SourceType.IMPORTED, uuid.UUID(raw)
-    except ValueError:
-        _refuse("source", "custom, imported, or a gateway connection's id")
+    values.check()
+    return found
 
 
 def _moderated_bundle(raw: str) -> Bundle:
     if raw not in MODERATED_BUNDLES:
         _refuse("bundle", f"one of {', '.join(MODERATED_BUNDLES)}")
     return Bundle(raw)
-
-
-def _enum(kind: type[ModerationState], raw: str, name: str) -> ModerationState:
-    try:
-        return kind(raw)
-    except ValueError:
-        _refuse(name, f"one of {', '.join(m.value for m in kind)}")
-
-
-def _uuid(raw: str, name: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(raw)
-    except ValueError:
-        _refuse(name, "must be a UUID")
 
 
 def _refuse(name: str, detail: str) -> NoReturn:

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from portico.core.errors import ValidationFailed
+from portico.core.filter_values import FilterValues
 from portico.core.pagination import ListQuery, ListSpec, Page
 
 T = TypeVar("T")
@@ -128,17 +129,11 @@ def page_of(
     """The page ``query`` asks for, of ``items`` marked with the nodes imported from them."""
     rows = [Row(item, id_of(item), title_of(item), node_ids.get(id_of(item))) for item in items]
     filters = query.filters
-    if "import_status" in filters:
-        if filters["import_status"] not in IMPORT_STATUSES:
-            raise ValidationFailed(
-                [
-                    {
-                        "parameter": "filter[import_status]",
-                        "detail": "filter[import_status]: one of new, existing",
-                    }
-                ]
-            )
-        existing = filters["import_status"] == "existing"
+    values = FilterValues(filters)
+    status = values.one_of("import_status", IMPORT_STATUSES)
+    values.check()
+    if status is not None:
+        existing = status == "existing"
         rows = [r for r in rows if (r.node_id is not None) is existing]
     if "search" in filters:
         needle = filters["search"].casefold()

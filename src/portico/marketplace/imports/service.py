@@ -23,7 +23,8 @@ from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.db.session import end_reads
 from portico.core.envelope import BulkFailure
-from portico.core.errors import PorticoError, ValidationFailed
+from portico.core.errors import PorticoError
+from portico.core.filter_values import FilterValues
 from portico.core.jobs import Job
 from portico.core.pagination import ListQuery, Page
 from portico.core.sealing import SecretBox
@@ -435,39 +436,11 @@ async def product_apis(
 
 
 def _filters(raw: Mapping[str, str]) -> ImportedFilters:
-    errors: list[dict[str, str]] = []
-    state = visibility = published = None
-    if "moderation_state" in raw:
-        try:
-            state = ModerationState(raw["moderation_state"])
-        except ValueError:
-            allowed = ", ".join(s.value for s in ModerationState)
-            errors.append(
-                {
-                    "parameter": "filter[moderation_state]",
-                    "detail": f"filter[moderation_state]: one of {allowed}",
-                }
-            )
-    if "visibility" in raw:
-        try:
-            visibility = Visibility(raw["visibility"])
-        except ValueError:
-            allowed = ", ".join(v.value for v in Visibility)
-            errors.append(
-                {
-                    "parameter": "filter[visibility]",
-                    "detail": f"filter[visibility]: one of {allowed}",
-                }
-            )
-    if "published" in raw:
-        if raw["published"] not in ("true", "false"):
-            errors.append(
-                {"parameter": "filter[published]", "detail": "filter[published]: true or false"}
-            )
-        else:
-            published = raw["published"] == "true"
-    if errors:
-        raise ValidationFailed(errors)
+    values = FilterValues(raw)
+    state = values.choice("moderation_state", ModerationState)
+    visibility = values.choice("visibility", Visibility)
+    published = values.boolean("published")
+    values.check()
     return ImportedFilters(
         moderation_state=state,
         visibility=visibility,

@@ -9,7 +9,8 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core.errors import NotFound, ValidationFailed
+from portico.core.errors import NotFound
+from portico.core.filter_values import FilterValues
 from portico.core.jobs import Job, JobStatus
 from portico.core.pagination import ListQuery, Page
 from portico.marketplace.access import SiteCaller
@@ -68,23 +69,8 @@ async def cancel(
 
 
 def _filters(raw: Mapping[str, str]) -> JobFilters:
-    errors: list[dict[str, str]] = []
-    status, created_by = None, None
-    if "status" in raw:
-        try:
-            status = JobStatus(raw["status"])
-        except ValueError:
-            allowed = ", ".join(s.value for s in JobStatus)
-            errors.append(
-                {"parameter": "filter[status]", "detail": f"filter[status]: one of {allowed}"}
-            )
-    if "created_by" in raw:
-        try:
-            created_by = uuid.UUID(raw["created_by"])
-        except ValueError:
-            errors.append(
-                {"parameter": "filter[created_by]", "detail": "filter[created_by]: a user id"}
-            )
-    if errors:
-        raise ValidationFailed(errors)
+    values = FilterValues(raw)
+    status = values.choice("status", JobStatus)
+    created_by = values.identifier("created_by", "a user id")
+    values.check()
     return JobFilters(status=status, kind=raw.get("kind"), created_by=created_by)

@@ -1,0 +1,130 @@
+"""``filter[search]`` through each store's trigram index (node/search.py): the index follows
+every write of a title, its answers are the exact filter's, and the query is one the index
+serves."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import insert, select, text
+
+from portico.core.db.engine import Database
+from portico.marketplace.catalogue import repository
+from portico.marketplace.node import search as node_search
+from portico.marketplace.node.models import (
+    Bundle,
+    CatalogueNode,
+    ModerationState,
+    SourceType,
+    Visibility,
+)
+from tests.marketplace.catalogue.conftest import new_api, new_product
+from tests.marketplace.catalogue.test_listing import titles
+from tests.marketplace.conftest import SiteAccount, url
+
+
+def searching(client: httpx.AsyncClient, who: SiteAccount, path: str = "/apis") -> Any:
+    def search(term: str, **params: str) -> Any:
+        return titles(client, who, path, **{"filter[search]": term}, **params)
+
+    return search
+
+
+@pytest.mark.parametrize("few", [True, False], ids=["index", "scan"])
+async def test_the_index_follows_created_renamed_and_deleted_titles(
+    admin_api: httpx.AsyncClient,
+    editor: SiteAccount,
+    monkeypatch: pytest.MonkeyPatch,
+    few: bool,
+) -> None:
+    # "scan": more candidates than the set tested alone, so SQLite reads every title
+    monkeypatch.setattr(repository, "SEARCH_SET", 5_000 if few else 0)
+    search = searching(admin_api, editor)
+    orders = await new_api(admin_api, editor, title="Orders Ledger")
+    await new_api(admin_api, editor, title="Payments")
+    assert await search("ledger") == ["Orders Ledger"]
+
+    renamed = await admin_api.patch(
+        url(f"/apis/{orders['id']}"), json={"title": "Invoices"}, headers=editor.headers
+    )
+    assert renamed.status_code == 200, renamed.text
+    assert await search("ledger") == []
+    assert await search("voice") == ["Invoices"]
+    # a write that keeps the title keeps its entry
+    kept = await admin_api.patch(
+        url(f"/apis/{orders['id']}"),
+        json={"title": "Invoices", "overview": "x"},
+        headers=editor.headers,
+    )
+    assert kept.status_code == 200, kept.text
+    assert await search("voice") == ["Invoices"]
+
+    deleted = await admin_api.delete(url(f"/apis/{orders['id']}"), headers=editor.headers)
+    assert deleted.status_code == 204, deleted.text
+    assert await search("voice") == []
+    assert await search("ments") == ["Payments"]
+
+
+async def test_the_index_answers_exactly_the_filter(
+    admin_api: httpx.AsyncClient, editor: SiteAccount
+) -> None:
+    search = searching(admin_api, editor)
+    for title in ('Say "hello" API', "Über Orders", "Orders 2024", "orders-v2", "Ord"):
+        await new_api(admin_api, editor, title=title)
+    await new_product(admin_api, editor, title="Orders bundle")
+
+    # FTS query syntax is text, quotes included
+    assert await search('"hello"') == ['Say "hello" API']
+    assert await search('y "h') == ['Say "hello" API']
+    assert await search("AND") == []
+    # the index folds beyond ASCII; the filter does not, and it decides
+    assert await search("üBER") == []
+    assert await search("ÜBER ord") == ["Über Orders"]
+    # products are other nodes of the same index
+    assert await search("ORDERS", sort="title") == ["Orders 2024", "orders-v2", "Über Orders"]
+    assert await titles(admin_api, editor, "/products", **{"filter[search]": "orders"}) == [
+        "Orders bundle"
+    ]
+    # shorter than a trigram: every title is read, same answers
+    assert await search("rd", sort="title") == ["Ord", "Orders 2024", "orders-v2", "Über Orders"]
+    assert await search("4", sort="title") == ["Orders 2024"]
+
+
+async def test_the_query_is_one_the_index_serves(database: Database) -> None:
+    """With a table of some size and its statistics, the planner answers a rare text from
+    the index: a change of the filter's expression that the index does not cover would make
+    every search read every title again."""
+    words = ["Orders", "Payments", "Ledger", "Tickets", "Maps"]
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "bundle": Bundle.APIS,
+            "title": f"{words[n % 5]} {n}",
+            "visibility": Visibility.PUBLIC,
+            "moderation_state": ModerationState.DRAFT,
+            "published": False,
+            "source_type": SourceType.CUSTOM,
+        }
+        for n in range(2_000)
+    ]
+    async with database.session() as session, session.begin():
+        await session.execute(insert(CatalogueNode), rows)
+        sqlite = session.get_bind().dialect.name == "sqlite"
+        await session.execute(text("ANALYZE" if sqlite else "ANALYZE catalogue_nodes"))
+    async with database.session() as session, session.begin():
+        if sqlite:
+            condition = node_search.sqlite_candidates("1999")
+        else:
+            condition = node_search.title_contains("1999", sqlite=False)
+        statement = select(CatalogueNode.id).where(condition)
+        explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
+        compiled = statement.compile(
+            dialect=session.get_bind().dialect, compile_kwargs={"literal_binds": True}
+        )
+        plan = await session.execute(text(explain + str(compiled).replace("%%", "%")))
+        lines = " ".join(str(row[-1]) for row in plan)
+    used = "VIRTUAL TABLE INDEX" if sqlite else node_search.TRIGRAM_INDEX
+    assert used in lines, lines
