@@ -6,7 +6,7 @@ Create Date: 2026-11-25 09:12:00.000000
 
 ``filter[search]`` finds text anywhere in a title: no ordered index helps, and at 100,000
 nodes reading every title costs more than a page may. A trigram index on each store
-(portico/marketplace/node/search.py says how each is used):
+(portico/marketplace/node/search/ says how each is used):
 
 * PostgreSQL: the ``pg_trgm`` extension (trusted: a database owner may create it) and a GIN
   index on ``lower(title COLLATE "C")``. Where the role may not create the extension, the

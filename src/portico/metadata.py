@@ -34,7 +34,7 @@ metadata = Base.metadata
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:
     """Alembic's filter of reflected names: a table partition is storage of its parent table,
     not a table of its own, and the catalogue's title search is store-specific storage the
-    models cannot declare (node/search.py), so comparing models with the database skips
+    models cannot declare (node/search/), so comparing models with the database skips
     them."""
     if type_ == "table" and name in telemetry_models.SKETCH_PARTITIONS:
         return False

@@ -1,4 +1,4 @@
-"""``filter[search]`` through each store's trigram index (node/search.py): the index follows
+"""``filter[search]`` through each store's trigram index (node/search/): the index follows
 every write of a title, its answers are the exact filter's, and the query is one the index
 serves."""
 
@@ -21,6 +21,7 @@ from portico.marketplace.node.models import (
     SourceType,
     Visibility,
 )
+from portico.marketplace.node.search import repository as search_queries
 from tests.marketplace.catalogue.conftest import new_api, new_product
 from tests.marketplace.catalogue.test_listing import titles
 from tests.marketplace.conftest import SiteAccount, url
@@ -116,9 +117,9 @@ async def test_the_query_is_one_the_index_serves(database: Database) -> None:
         await session.execute(text("ANALYZE" if sqlite else "ANALYZE catalogue_nodes"))
     async with database.session() as session, session.begin():
         if sqlite:
-            condition = node_search.sqlite_candidates("1999")
+            condition = search_queries.sqlite_candidates("1999")
         else:
-            condition = node_search.title_contains("1999", sqlite=False)
+            condition = search_queries.title_contains("1999", sqlite=False)
         statement = select(CatalogueNode.id).where(condition)
         explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
         compiled = statement.compile(

@@ -31,6 +31,7 @@ from portico.marketplace.node.models import (
     Visibility,
 )
 from portico.marketplace.node.repository import NodeRepository
+from portico.marketplace.node.search import repository as search_queries
 from portico.marketplace.organisation.models import Organisation
 
 N = CatalogueNode
@@ -67,7 +68,7 @@ class CatalogueRepository(NodeRepository):
         elif filters.search is not None and await self._few_indexed(filters.search):
             # The FTS index names a few candidates (the exact condition stays among the
             # others): like PostgreSQL, one pass finds, counts and orders them.
-            conditions.append(search.sqlite_candidates(filters.search))
+            conditions.append(search_queries.sqlite_candidates(filters.search))
             ids, total = await self._search_page(conditions, query)
         else:
             total = await self._count(bundle, filters, conditions)
@@ -137,7 +138,7 @@ class CatalogueRepository(NodeRepository):
         is read faster in order, through the title index)."""
         if not search.indexed(text):
             return False
-        return await search.sqlite_match_count(self.session, text) <= SEARCH_SET
+        return await search_queries.sqlite_match_count(self.session, text) <= SEARCH_SET
 
     @property
     def _sqlite(self) -> bool:
@@ -187,7 +188,7 @@ class CatalogueRepository(NodeRepository):
         if filters.title is not None:
             out.append(N.title == filters.title)
         if filters.search is not None:
-            out.append(search.title_contains(filters.search, sqlite=self._sqlite))
+            out.append(search_queries.title_contains(filters.search, sqlite=self._sqlite))
         return out
 
     async def api_ids(self, node_ids: Collection[uuid.UUID]) -> set[uuid.UUID]:
