@@ -161,6 +161,9 @@ CONTENT_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/publishing/visibility"): {"nodes": [NOWHERE], "visibility": "public"},
     # the catalogue: nodes made (201), and empty changes of nodes that do not exist (404)
     ("POST", "/apis"): {"title": "e2e"},
+    # features: valid changes of a feature (and an organisation) that do not exist (404)
+    ("PATCH", "/features/{feature_key}"): {"enabled": True},
+    ("PATCH", "/organisations/{gid}/features/{feature_key}"): {"enabled": True},
     ("POST", "/products"): {"title": "e2e"},
     ("PATCH", "/apis/{node}"): {},
     ("PATCH", "/products/{node}"): {},
@@ -424,6 +427,6 @@ def concrete(path: str) -> str:
         bundle="no-such-bundle",
         node=some_id,
         transition="publish",
-        feature_key="content",
+        feature_key="no-such-feature",
         gid=some_id,
     )

@@ -91,7 +91,8 @@ async def test_unknown_features_and_organisations_are_404(
     ("key", "body", "pointer"),
     [
         ("content", {"enabled": "no"}, "/enabled"),
-        ("content", {"enabled": None, "config": None}, ""),
+        ("content", {"enabled": None, "config": None}, "/enabled"),
+        ("content", {"config": None}, "/config"),
         ("content", {}, ""),
         ("content", {"colour": "blue"}, "/colour"),
         ("content", {"config": []}, "/config"),

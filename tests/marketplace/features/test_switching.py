@@ -230,6 +230,7 @@ async def test_the_openapi_document_describes_the_gate(
     gated = document["paths"]["/events"]["get"]["responses"]["403"]["description"]
     assert "feature `audit`" in gated
     assert "feature-disabled" in gated
+    assert "feature" in document["components"]["schemas"]["Problem"]["properties"]
     mine = document["paths"]["/features"]["get"]["responses"]["403"]["description"]
     assert "feature-disabled" not in mine  # the features module is always on
     patch = document["paths"]["/features/{feature_key}"]["patch"]["responses"]

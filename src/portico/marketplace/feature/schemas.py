@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from portico.core.schema import PlainReadSchema, PlainWriteSchema
+from portico.core.validation import invalid
 from portico.marketplace.feature.models import Feature
 from portico.marketplace.feature.registry import DeclaredFeature
 
@@ -55,13 +56,38 @@ class FeatureRead(PlainReadSchema):
         )
 
 
+def _without_nulls(schema: dict[str, Any]) -> None:
+    """The body as the model checks it: at least one field, neither of them null (the
+    model's ``None`` only means "left out")."""
+    properties = schema["properties"]
+    for name, kind in (("enabled", "boolean"), ("config", "object")):
+        properties[name] = {
+            "type": kind,
+            "title": properties[name].get("title"),
+            "description": properties[name].get("description"),
+        }
+    schema["minProperties"] = 1
+
+
 class FeatureUpdate(PlainWriteSchema):
-    """What ``PATCH /features/{feature_key}`` changes; at least one of the two."""
+    """What ``PATCH /features/{feature_key}`` changes: ``enabled``, ``config`` or both (a
+    field left out keeps its value; null is not a value of either)."""
+
+    model_config = ConfigDict(json_schema_extra=_without_nulls)
 
     enabled: bool | None = Field(
         default=None, description="Switch the feature on or off platform-wide."
     )
     config: dict[str, Any] | None = Field(default=None, description=CONFIG_DESCRIPTION)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in ("enabled", "config"):
+                if name in data and data[name] is None:
+                    invalid((name,), "must not be null; leave it out to keep its value")
+        return data
 
     @model_validator(mode="after")
     def _something(self) -> FeatureUpdate:
