@@ -1,4 +1,5 @@
-"""First start: an administrator, a default organisation and a ``test`` environment.
+"""First start: an administrator, a default organisation and a ``test`` environment; and,
+at every run, the marketplace's feature registry reconciled with the installed modules.
 
 Idempotent: what exists is reused, never overwritten. The administrator's password comes
 from ``PORTICO_BOOTSTRAP_ADMIN_PASSWORD``; without it one is generated and printed once, at
@@ -26,6 +27,8 @@ from portico.management.org.repository import OrganizationRepository
 from portico.management.org.schemas import OrganizationCreate
 from portico.management.role.permissions import ADMINISTRATOR_ROLE
 from portico.management.role.repository import RoleRepository
+from portico.marketplace.feature import service as feature_service
+from portico.marketplace.modules import installed
 
 DEFAULT_ENVIRONMENT = "test"
 DEFAULT_GATEWAY_HOST = "test.gateway.localhost"
@@ -98,4 +101,10 @@ async def bootstrap(settings: Settings, database: Database) -> BootstrapResult:
             session.add(env)
             await session.flush()
             await publish(session, env, "environment created")
+        await feature_service.sync(
+            session=session,
+            actor=actor,
+            modules=installed(settings.marketplace_modules),
+            now=utcnow(),
+        )
         return BootstrapResult(email, generated, created, org.id, env.id)

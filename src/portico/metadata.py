@@ -22,6 +22,7 @@ from portico.management.user import models as user_models
 from portico.management.widget import models as widget_models
 from portico.marketplace.auth import models as marketplace_auth_models
 from portico.marketplace.connection import models as gateway_connection_models
+from portico.marketplace.feature import models as portal_feature_models
 from portico.marketplace.node import models as catalogue_node_models
 from portico.marketplace.node import search as node_search
 from portico.marketplace.notification import models as notification_models
@@ -63,6 +64,7 @@ __all__ = [
     "org_models",
     "outbox",
     "plugin_models",
+    "portal_feature_models",
     "portal_organisation_models",
     "product_models",
     "refresh",

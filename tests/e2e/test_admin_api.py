@@ -5,11 +5,11 @@ server, real sockets (issue 5's "done when").
 loopback): token issuance refused (503) until `portico admin-api set-web-api-key`; then sign
 in as the bootstrap administrator, list users, register on the portal, find the registration
 pending, approve it, receive the activation email, read the approval's audit event, export
-the events as CSV. And the API describes and routes exactly the 68 endpoints built so far:
-the 65 of the seed's 103 that issue 5 and the catalogue issue deliver (authentication,
-users and roles, events, notifications, jobs, source types, gateway connections and
-imports, the API and product catalogue, content and moderation, publishing), and
-Portico's three page additions.
+the events as CSV. And the API describes and routes exactly the 74 endpoints built so far:
+the 71 of the seed's 103 that issue 5, the catalogue issue and issue 18 deliver
+(authentication, users and roles, events, notifications, jobs, source types, gateway
+connections and imports, the API and product catalogue, content and moderation,
+publishing, feature management), and Portico's three page additions.
 """
 
 from __future__ import annotations
@@ -118,6 +118,13 @@ DESCRIBED = {
     ("GET", "/products/{node}"),
     ("PATCH", "/products/{node}"),
     ("DELETE", "/products/{node}"),
+    # feature management 6
+    ("GET", "/features"),
+    ("POST", "/features/sync"),
+    ("GET", "/features/{feature_key}"),
+    ("PATCH", "/features/{feature_key}"),
+    ("GET", "/organisations/{gid}/features"),
+    ("PATCH", "/organisations/{gid}/features/{feature_key}"),
     # Portico's additions, not among the seed's 103: pages are written here 3
     ("POST", "/content/page"),
     ("PATCH", "/content/page/{node}"),
@@ -154,6 +161,9 @@ CONTENT_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/publishing/visibility"): {"nodes": [NOWHERE], "visibility": "public"},
     # the catalogue: nodes made (201), and empty changes of nodes that do not exist (404)
     ("POST", "/apis"): {"title": "e2e"},
+    # features: valid changes of a feature (and an organisation) that do not exist (404)
+    ("PATCH", "/features/{feature_key}"): {"enabled": True},
+    ("PATCH", "/organisations/{gid}/features/{feature_key}"): {"enabled": True},
     ("POST", "/products"): {"title": "e2e"},
     ("PATCH", "/apis/{node}"): {},
     ("PATCH", "/products/{node}"): {},
@@ -361,7 +371,14 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert described == DESCRIBED
-    assert len(described | {OPENAPI}) == 68  # 65 of the seed's 103, and 3 additions
+    assert len(described | {OPENAPI}) == 74  # 71 of the seed's 103, and 3 additions
+
+    # `portico bootstrap` registered every installed module's feature, all on
+    features = api.get("/features", headers=admin)
+    assert features.status_code == 200, features.text
+    registered = features.json()["data"]
+    assert {"admin_api", "features", "content", "user"} <= {f["key"] for f in registered}
+    assert all(f["enabled"] and f["installed"] for f in registered)
 
     # each one is routed: without a token, a problem from the endpoint itself, never the
     # router's "no such endpoint" (404) or "method not allowed" (405)
@@ -410,4 +427,6 @@ def concrete(path: str) -> str:
         bundle="no-such-bundle",
         node=some_id,
         transition="publish",
+        feature_key="no-such-feature",
+        gid=some_id,
     )

@@ -58,6 +58,10 @@ PROBLEM_SCHEMA: dict[str, Any] = {
             },
         },
         "permission": {"type": "string", "description": "The missing permission (403)."},
+        "feature": {
+            "type": "string",
+            "description": "The feature switched off (403 feature-disabled).",
+        },
     },
 }
 PROBLEM_REF: dict[str, Any] = {"$ref": "#/components/schemas/Problem"}

@@ -25,6 +25,7 @@ from portico.core.settings import Settings
 from portico.marketplace import openapi
 from portico.marketplace.access import SiteCaller, require
 from portico.marketplace.auth.keys import AUDIENCE, IdTokenService
+from portico.marketplace.feature.gate import feature_gate
 from portico.marketplace.modules import installed, permissions_of
 
 PREFIX = "/api/admin/v1"
@@ -64,8 +65,11 @@ def create_marketplace_app(settings: Settings, *, database: Database, clock: Clo
     )
     install_problem_handlers(app)
     for module in modules:
+        # a feature switched off answers /problems/feature-disabled on every route of its
+        # module (feature/gate.py); the modules that are always on have no gate
+        gate = feature_gate(module)
         for router in module.load_routers():
-            app.include_router(router)
+            app.include_router(router, dependencies=gate.dependencies, responses=gate.responses)
     openapi.install(app)  # the contract's failures (problem+json), declared once for all routes
 
     @app.get("/openapi.json", include_in_schema=False)

@@ -29,6 +29,8 @@ class Module:
     routers: tuple[str, ...]
     #: the modules it cannot work without (their permissions or their tables' endpoints)
     needs: tuple[str, ...] = ()
+    #: why its feature can never be switched off; None when it can
+    always_on: str | None = None
 
     def load_routers(self) -> list[APIRouter]:
         out = []
@@ -59,6 +61,7 @@ MODULES: tuple[Module, ...] = (
             ),
         ),
         ("portico.marketplace.auth.endpoints:router",),
+        always_on="sign-in and the API description live there",
     ),
     Module(
         "user",
@@ -172,6 +175,21 @@ MODULES: tuple[Module, ...] = (
             "portico.marketplace.job.endpoints:router",
         ),
         needs=("content",),
+    ),
+    Module(
+        "features",
+        "Portal features",
+        (
+            _p(
+                "manage portal features",
+                "Manage portal features",
+                "Switch portal features on and off, platform-wide and per organisation.",
+                "features",
+                restrict=True,
+            ),
+        ),
+        ("portico.marketplace.feature.endpoints:router",),
+        always_on="it is what switches features back on",
     ),
 )
 MODULE_NAMES = frozenset(m.name for m in MODULES)
