@@ -124,6 +124,6 @@ class GovernanceRepository(Repository[GovernanceRun]):
             .offset(query.offset)
             .limit(query.size)
         )
-        items: list[tuple[CatalogueNode, GovernanceRun | None]] = list(rows.tuples())
+        items: list[tuple[CatalogueNode, GovernanceRun | None]] = [(row[0], row[1]) for row in rows]
         count = int(total or 0)
         return Page(items=items, page=query.page, size=query.size, total=count)

@@ -102,7 +102,9 @@ class HealthRepository(Repository[ApiHealthCheck]):
             .offset(query.offset)
             .limit(query.size)
         )
-        items: list[tuple[CatalogueNode, ApiHealthCheck | None]] = list(rows.tuples())
+        items: list[tuple[CatalogueNode, ApiHealthCheck | None]] = [
+            (row[0], row[1]) for row in rows
+        ]
         return Page(items=items, page=query.page, size=query.size, total=int(total or 0))
 
     async def status_counts(self, filters: DashboardFilters) -> dict[str, int]:
@@ -111,7 +113,7 @@ class HealthRepository(Repository[ApiHealthCheck]):
         status = func.coalesce(latest.c.status, HealthStatus.UNKNOWN.value)
         rows = await self.session.execute(select(status, func.count()).group_by(status))
         counts = {s.value: 0 for s in HealthStatus}
-        for value, count in rows.tuples():
+        for value, count in rows:
             counts[str(value)] = int(count)
         return counts
 
@@ -126,7 +128,7 @@ class HealthRepository(Repository[ApiHealthCheck]):
         if after is not None:
             statement = statement.where(CatalogueNode.id > after)
         rows = await self.session.execute(statement.order_by(CatalogueNode.id).limit(limit))
-        return list(rows.tuples())
+        return [(row[0], row[1]) for row in rows]
 
     async def round_due(self, kind: str, *, since: datetime) -> bool:
         """Whether a scheduled round should be queued: none unfinished, none since ``since``
