@@ -23,6 +23,8 @@ from portico.management.widget import models as widget_models
 from portico.marketplace.auth import models as marketplace_auth_models
 from portico.marketplace.connection import models as gateway_connection_models
 from portico.marketplace.feature import models as portal_feature_models
+from portico.marketplace.governance import models as governance_models
+from portico.marketplace.health import models as health_models
 from portico.marketplace.node import models as catalogue_node_models
 from portico.marketplace.node import search as node_search
 from portico.marketplace.notification import models as notification_models
@@ -53,7 +55,9 @@ __all__ = [
     "developer_models",
     "environment_models",
     "gateway_connection_models",
+    "governance_models",
     "group_models",
+    "health_models",
     "idp_models",
     "include_name",
     "jobs",

@@ -20,7 +20,11 @@ from portico.management.analytics.compaction import AnalyticsCompaction
 from portico.management.analytics.retention import AnalyticsRetention
 
 # job kinds register when their modules load: loaded here so that the worker runs them
-# whichever admin-API modules the app routes (the gateway imports' import-apis)
+# whichever admin-API modules the app routes (the gateway imports' import-apis, governance's
+# linting runs, the health checks)
+from portico.marketplace.governance import jobs as _governance_jobs  # noqa: F401
+from portico.marketplace.health import jobs as _health_jobs  # noqa: F401
+from portico.marketplace.health.schedule import HealthSchedule
 from portico.marketplace.imports import jobs as _import_jobs  # noqa: F401
 
 logger = logging.getLogger("portico.worker")
@@ -32,18 +36,24 @@ class Workers:
     jobs: JobWorker
     analytics: AnalyticsRetention
     compaction: AnalyticsCompaction
+    #: queues the scheduled health checks; None when PORTICO_MARKETPLACE_HEALTH_INTERVAL_SECONDS=0
+    health: HealthSchedule | None = None
 
     def start(self) -> None:
         self.mailer.start()
         self.jobs.start()
         self.analytics.start()
         self.compaction.start()
+        if self.health is not None:
+            self.health.start()
         mode = "SMTP" if self.mailer.smtp else "log only (no PORTICO_SMTP_URL)"
         logger.info("workers started: mailer (%s), jobs (%s)", mode, self.jobs.name)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Let work in hand finish for up to ``grace`` seconds each; what remains is left
         for the next worker (queued jobs, leased emails)."""
+        if self.health is not None:
+            await self.health.stop(grace)
         await self.compaction.stop(grace)
         await self.analytics.stop(grace)
         await self.jobs.stop(grace)
@@ -82,4 +92,9 @@ def build_workers(settings: Settings, *, database: Database, clock: Clock) -> Wo
             interval=settings.analytics_compaction_interval_seconds,
             lookback_hours=settings.analytics_compaction_lookback_hours,
         ),
+        health=HealthSchedule(
+            database, clock, interval=settings.marketplace_health_interval_seconds
+        )
+        if settings.marketplace_health_interval_seconds > 0
+        else None,
     )

@@ -94,6 +94,33 @@ class Settings(BaseSettings):
         description="How long a connector waits for a remote side (connect, each read) "
         "when it checks a connection.",
     )
+    marketplace_governance_disabled_rules: list[str] = Field(
+        default_factory=list,
+        description="Governance rule ids (JSON list) switched off for every linting run, "
+        'e.g. ["style-operation-tags"]; an unknown id fails the run naming it.',
+    )
+    marketplace_health_interval_seconds: float = Field(
+        300.0,
+        ge=0,
+        le=86400,
+        description="How often every published API's health URL is checked (a job queued "
+        "by the workers); 0 turns the scheduled checks off (on-demand checks remain).",
+    )
+    marketplace_health_path: str = Field(
+        "/health",
+        pattern=r"^/[^?#\s]*$",
+        description="The path appended to an API's first server URL to make its health URL "
+        "when its OpenAPI document names none (x-health-url).",
+    )
+    marketplace_health_timeout_seconds: float = Field(
+        10.0, gt=0, le=120, description="How long a health check waits for an answer."
+    )
+    marketplace_health_degraded_ms: float = Field(
+        1000.0,
+        ge=0,
+        description="An API answering its health check slower than this (milliseconds) is "
+        "degraded rather than up.",
+    )
     telemetry_interval_seconds: float = Field(
         5.0, gt=0, le=300, description="How often gateways ship their traffic rollups."
     )

@@ -191,6 +191,40 @@ MODULES: tuple[Module, ...] = (
         ("portico.marketplace.feature.endpoints:router",),
         always_on="it is what switches features back on",
     ),
+    Module(
+        "governance",
+        "API governance",
+        (
+            _p(
+                "view api governance",
+                "View API governance",
+                "Read the linting scores and findings of APIs' OpenAPI documents.",
+                "governance",
+            ),
+        ),
+        ("portico.marketplace.governance.endpoints:router",),
+        needs=("content",),
+    ),
+    Module(
+        "health",
+        "API health",
+        (
+            _p(
+                "view api health dashboard",
+                "View the API health dashboard",
+                "Read APIs' health checks and the dashboard's counts.",
+                "health",
+            ),
+            _p(
+                "refresh api health",
+                "Refresh API health",
+                "Queue an immediate health check of an API.",
+                "health",
+            ),
+        ),
+        ("portico.marketplace.health.endpoints:router",),
+        needs=("content",),
+    ),
 )
 MODULE_NAMES = frozenset(m.name for m in MODULES)
 

@@ -184,6 +184,8 @@ async def apply_transition(
     node.published = transition.target is ModerationState.PUBLISHED
     node.updated_at = now
     await session.flush()
+    if node.published:  # governance lints what is published (node/hooks.py)
+        await hooks.after_published(session, node, caller.user.id)
     await caller.audit(
         session,
         "content.transition",

@@ -31,6 +31,7 @@ from portico.marketplace.catalogue.schemas import ApiListItem, ProductRead
 from portico.marketplace.connectors.base import RemoteApiDetail, RemoteProduct
 from portico.marketplace.imports.problems import RemoteFailed
 from portico.marketplace.imports.repository import ImportRepository
+from portico.marketplace.node import hooks
 from portico.marketplace.node.models import Bundle, CatalogueNode, SourceType
 from portico.marketplace.node.moderation import INITIAL
 from portico.marketplace.node.repository import NodeRepository
@@ -78,6 +79,8 @@ async def write_api(
         "remote_revision": _text(api.revision, 64) if api.revision is not None else None,
     }
     written, before = await _upsert(session, origin, Bundle.APIS, api.api_id, fields, known)
+    # a new revision of a published API is linted again (node/hooks.py, governance)
+    await hooks.after_imported(session, written.node, origin.actor.id)
     verb = "created" if written.created else "updated"
     revision = f" at revision {api.revision}" if api.revision is not None else ""
     await _audit(
