@@ -154,6 +154,32 @@ MODULES: tuple[Module, ...] = (
         ),
     ),
     Module(
+        "organisation",
+        "Organisations, members and teams",
+        (
+            _p(
+                "administer marketplace organisations",
+                "Administer marketplace organisations",
+                "List and read the portal's organisations.",
+                "organisation",
+                restrict=True,
+            ),
+            _p(
+                "manage org members",
+                "Manage organisation members",
+                "Invite and remove members, and decide partner registrations.",
+                "organisation",
+            ),
+            _p(
+                "manage org teams",
+                "Manage organisation teams",
+                "Read organisations' teams and their members.",
+                "organisation",
+            ),
+        ),
+        ("portico.marketplace.organisation.endpoints:router",),
+    ),
+    Module(
         "gateway_sync",
         "Gateway sync",
         (

@@ -1,0 +1,135 @@
+"""HTTP shapes of organisations, their members (relationships), teams and partner approvals
+(snake_case)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, TypeVar
+
+from email_validator import EmailNotValidError, validate_email
+from pydantic import AfterValidator, Field
+
+from portico.core.account import EMAIL_MAX_LENGTH, AccountStatus, normalise_email
+from portico.core.schema import PlainReadSchema, PlainWriteSchema
+from portico.marketplace.organisation.models import MembershipStatus
+from portico.marketplace.user.schemas import NOT_BLANK, REASON_MAX_LENGTH
+
+#: at most this many addresses per invitation request (each one is an email sent)
+MAX_INVITATIONS = 100
+
+T = TypeVar("T")
+
+
+def _email(value: str) -> str:
+    """Syntax only (whether it is delivered is the mail server's to say); normalised, as
+    accounts are looked up by that form."""
+    email = normalise_email(value)
+    try:
+        validate_email(email, check_deliverability=False)
+    except EmailNotValidError as error:
+        raise ValueError(f"not a valid email address: {error}") from None
+    return email
+
+
+def _not_blank(value: str) -> str:
+    stripped = value.strip()
+    if not stripped:
+        raise ValueError("must not be blank")
+    return stripped
+
+
+def _distinct(values: list[T]) -> list[T]:
+    """The same address (or team) twice is one (after normalisation: Ada@ and ada@ are one
+    account)."""
+    return list(dict.fromkeys(values))
+
+
+# strict bodies, but a UUID travels in JSON as a string
+Id = Annotated[uuid.UUID, Field(strict=False)]
+Email = Annotated[str, Field(min_length=3, max_length=EMAIL_MAX_LENGTH), AfterValidator(_email)]
+
+
+class OrganisationRead(PlainReadSchema):
+    id: uuid.UUID
+    name: str
+    domains: list[str] = Field(description="The host names its portal answers on.")
+    members: int = Field(description="Active members.")
+    pending_approvals: int = Field(description="Partner registrations awaiting approval.")
+    teams: int = Field(description="Teams of the organisation.")
+    created_at: datetime
+    updated_at: datetime
+
+
+class TeamRead(PlainReadSchema):
+    id: uuid.UUID
+    organisation_id: uuid.UUID
+    name: str
+    members: int = Field(description="Memberships in the team, whatever their status.")
+    created_at: datetime
+    updated_at: datetime
+
+
+class TeamRef(PlainReadSchema):
+    id: uuid.UUID
+    name: str
+
+
+class MemberAccount(PlainReadSchema):
+    """The account a relationship is for (it stays when the relationship is removed)."""
+
+    id: uuid.UUID
+    email: str
+    display_name: str
+    status: AccountStatus = Field(description="The account's own status on the portal.")
+
+
+class MemberRead(PlainReadSchema):
+    id: uuid.UUID = Field(description="The relationship's id (`{relationship}` in paths).")
+    organisation_id: uuid.UUID
+    user: MemberAccount
+    status: MembershipStatus = Field(
+        description="invited (not accepted yet), pending (a partner registration awaiting "
+        "approval), active (a member), rejected (with status_reason)."
+    )
+    status_reason: str | None = Field(
+        description="Why the registration was rejected, as the manager wrote it."
+    )
+    status_changed_at: datetime
+    teams: list[TeamRef] = Field(description="The organisation's teams the person is in.")
+    invited_by: uuid.UUID | None = Field(description="Who sent the latest invitation.")
+    created_at: datetime
+
+
+class RejectedMember(MemberRead):
+    account_deleted: bool = Field(
+        description="Whether the account was deleted with the rejection (opt-in)."
+    )
+
+
+class MemberInvite(PlainWriteSchema):
+    emails: Annotated[
+        list[Email], Field(min_length=1, max_length=MAX_INVITATIONS), AfterValidator(_distinct)
+    ] = Field(
+        description="Who to invite: an account is created (invited, without a password) "
+        "for an address that has none. Repeated addresses are invited once."
+    )
+    teams: Annotated[list[Id], AfterValidator(_distinct)] = Field(
+        default_factory=list,
+        max_length=MAX_INVITATIONS,
+        description="Teams of this organisation to put the invited people in.",
+    )
+
+
+class ApprovalReject(PlainWriteSchema):
+    reason: Annotated[
+        str,
+        Field(max_length=REASON_MAX_LENGTH, json_schema_extra={"pattern": NOT_BLANK}),
+        AfterValidator(_not_blank),
+    ] = Field(description="Required; kept as status_reason and sent in the rejection email.")
+    delete_account: bool = Field(
+        False,
+        description="Also delete the applicant's account. Only an account that was never "
+        "let in (pending, invited or rejected on the portal) and belongs to no other "
+        "organisation can be deleted; otherwise 409 and nothing changes.",
+    )

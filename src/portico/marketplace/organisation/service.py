@@ -1,0 +1,643 @@
+"""Organisations as the marketplace administers them: reading organisations and teams, the
+people in them (memberships, the seed's relationships), invitations, removal, and partner
+approvals. Every change is audited in the request's transaction; nothing here commits.
+
+OrganisationMembership states: invited (an invitation was sent; grants nothing until accepted) or
+pending (a partner registration names the organisation: ``request_membership``) → active
+(approved, or the invitation accepted) or rejected (reason required, kept and emailed; the
+account is deleted too only when the caller opts in). Removing a membership, in any state,
+keeps the account. Who is a member is what ``member_organisations`` answers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from portico.core.account import AccountStatus, User, find_by_email
+from portico.core.clock import Clock
+from portico.core.errors import Conflict, NotFound, ValidationFailed
+from portico.core.filter_values import FilterValues
+from portico.core.pagination import ListQuery, Page
+from portico.core.tokens import hash_opaque_token, new_opaque_token
+from portico.marketplace.access import SiteCaller
+from portico.marketplace.notification import service as notification_service
+from portico.marketplace.organisation import emails
+from portico.marketplace.organisation.models import (
+    MembershipStatus,
+    Organisation,
+    OrganisationMembership,
+    Team,
+    TeamMembership,
+)
+from portico.marketplace.organisation.repository import (
+    MemberFilters,
+    MembershipRepository,
+    OrganisationRepository,
+    TeamRepository,
+)
+from portico.marketplace.organisation.schemas import (
+    MemberInvite,
+    MemberRead,
+    OrganisationRead,
+    RejectedMember,
+    TeamRead,
+)
+
+MODULE = "organisation"
+ENTITY = "membership"
+#: accounts that were never let in: the only ones a rejection may delete
+_DELETABLE = frozenset({AccountStatus.PENDING, AccountStatus.INVITED, AccountStatus.REJECTED})
+
+
+class OrganisationNotFound(NotFound):
+    default_detail = "organisation not found"
+
+
+class TeamNotFound(NotFound):
+    default_detail = "team not found"
+
+
+class MembershipNotFound(NotFound):
+    default_detail = "relationship not found"
+
+
+class NotAwaitingApproval(Conflict):
+    def __init__(self, action: str, actual: MembershipStatus) -> None:
+        super().__init__(
+            f"cannot {action} this relationship: it is {actual.value}, and only pending "
+            "registrations are decided"
+        )
+
+
+class AccountKept(Conflict):
+    """The caller asked for the account's deletion and it may not be deleted here."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """What the member endpoints show of a membership (read by ``MemberRead``)."""
+
+    id: uuid.UUID
+    organisation_id: uuid.UUID
+    user: User
+    status: MembershipStatus
+    status_reason: str | None
+    status_changed_at: datetime
+    teams: list[Team]
+    invited_by: uuid.UUID | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class InviteFailure:
+    email: str
+    status: int
+    detail: str
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+async def list_organisations(*, session: AsyncSession, query: ListQuery) -> Page[OrganisationRead]:
+    """``filter[name]``: a case-insensitive substring of the name."""
+    repository = OrganisationRepository(session)
+    page = await repository.page(repository.matching(query.filters.get("name")), query)
+    counts = await repository.counts([o.id for o in page.items])
+    items = [_organisation_read(o, counts[o.id]) for o in page.items]
+    return Page(items=items, page=page.page, size=page.size, total=page.total)
+
+
+async def get_organisation(
+    *, session: AsyncSession, organisation_id: uuid.UUID
+) -> OrganisationRead:
+    repository = OrganisationRepository(session)
+    organisation = await _organisation(session, organisation_id)
+    counts = await repository.counts([organisation.id])
+    return _organisation_read(organisation, counts[organisation.id])
+
+
+async def list_members(
+    *,
+    session: AsyncSession,
+    organisation_id: uuid.UUID,
+    query: ListQuery,
+    status: MembershipStatus | None = None,
+    team_id: uuid.UUID | None = None,
+) -> Page[Member]:
+    """The organisation's memberships. ``filter[status]``, ``filter[email]`` (substring,
+    case-insensitive) and ``filter[team]``; ``status`` or ``team_id`` given here fix them
+    (the approvals queue, a team's members)."""
+    await _organisation(session, organisation_id)
+    values = FilterValues(query.filters)
+    filters = MemberFilters(
+        status=status or values.choice("status", MembershipStatus),
+        email=values.text("email"),
+        team_id=team_id or values.identifier("team", "a team id (GET .../teams)"),
+    )
+    values.check()
+    repository = MembershipRepository(session)
+    page = await repository.page(repository.of_organisation(organisation_id, filters), query)
+    return Page(
+        items=await _members(repository, page.items),
+        page=page.page,
+        size=page.size,
+        total=page.total,
+    )
+
+
+async def list_teams(
+    *, session: AsyncSession, organisation_id: uuid.UUID, query: ListQuery
+) -> Page[TeamRead]:
+    """``filter[name]``: a case-insensitive substring of the name."""
+    await _organisation(session, organisation_id)
+    repository = TeamRepository(session)
+    page = await repository.page(
+        repository.of_organisation(organisation_id, query.filters.get("name")), query
+    )
+    counts = await repository.member_counts([t.id for t in page.items])
+    items = [
+        TeamRead(
+            id=t.id,
+            organisation_id=t.organisation_id,
+            name=t.name,
+            members=counts.get(t.id, 0),
+            created_at=t.created_at,
+            updated_at=t.updated_at,
+        )
+        for t in page.items
+    ]
+    return Page(items=items, page=page.page, size=page.size, total=page.total)
+
+
+async def list_team_members(
+    *, session: AsyncSession, organisation_id: uuid.UUID, team_id: uuid.UUID, query: ListQuery
+) -> Page[Member]:
+    await _organisation(session, organisation_id)
+    if await TeamRepository(session).in_organisation(organisation_id, team_id) is None:
+        raise TeamNotFound()
+    return await list_members(
+        session=session, organisation_id=organisation_id, query=query, team_id=team_id
+    )
+
+
+async def member_organisations(
+    session: AsyncSession, user_id: uuid.UUID
+) -> dict[uuid.UUID, set[uuid.UUID]]:
+    """The organisations the account is an active member of, each with the ids of the teams
+    it is in there: ``{organisation_id: {team_id, ...}}`` (an empty set: no team). Invited,
+    pending and rejected relationships count for nothing. This is what the developer
+    portal's visibility filter asks: an organisation-visible node is shown to the members
+    of its organisations, restricted to its teams when it names some."""
+    return await MembershipRepository(session).active_teams_of_user(user_id)
+
+
+# -- changing ---------------------------------------------------------------------------------
+
+
+async def invite(
+    *,
+    session: AsyncSession,
+    caller: SiteCaller,
+    organisation_id: uuid.UUID,
+    data: MemberInvite,
+    clock: Clock,
+    base_url: str,
+) -> tuple[list[Member], list[InviteFailure]]:
+    """Invite each address: an account is created (invited, no password) where there is
+    none; a new relationship is invited, an invited or rejected one is invited again (a new
+    token: the previous link stops working). An active member, a registration awaiting
+    approval or a blocked account is reported as failed (409) and the others go on. The
+    teams (all of the organisation's, or 400) are given to each invited relationship."""
+    organisation = await _organisation(session, organisation_id)
+    teams = await TeamRepository(session).many_in_organisation(organisation_id, data.teams)
+    found = {t.id for t in teams}
+    missing = [i for i, team_id in enumerate(data.teams) if team_id not in found]
+    if missing:
+        raise ValidationFailed(
+            [
+                {
+                    "pointer": f"/teams/{i}",
+                    "detail": f"teams/{i}: no team {data.teams[i]} in this organisation",
+                }
+                for i in missing
+            ]
+        )
+    repository = MembershipRepository(session)
+    invited: list[OrganisationMembership] = []
+    failures: list[InviteFailure] = []
+    for address in data.emails:
+        user = await _account_for(session, address, clock)
+        membership = await repository.of_user(organisation_id, user.id)
+        refusal = _refusal(user, membership)
+        if refusal is not None:
+            failures.append(InviteFailure(address, 409, refusal))
+            continue
+        before = None if membership is None else await _snapshot(repository, membership)
+        membership = await _invited(session, membership, organisation_id, user, caller, clock)
+        token = new_opaque_token()
+        membership.invitation_token_hash = hash_opaque_token(token)
+        await _join_teams(session, repository, membership, teams)
+        await session.flush()
+        await _notify(
+            session,
+            emails.invitation(organisation, user, token=token, base_url=base_url),
+            user=user,
+            membership=membership,
+            clock=clock,
+        )
+        await _audit(
+            repository, caller, membership, "membership.invite", f"invited {user.email}", before
+        )
+        invited.append(membership)
+    return await _members(repository, invited), failures
+
+
+async def remove_member(
+    *,
+    session: AsyncSession,
+    caller: SiteCaller,
+    organisation_id: uuid.UUID,
+    membership_id: uuid.UUID,
+) -> None:
+    """End the relationship, whatever its state, and with it its team memberships; the
+    account stays as it is."""
+    repository = MembershipRepository(session)
+    membership = await _membership(session, organisation_id, membership_id)
+    before = await _snapshot(repository, membership)
+    await repository.delete(membership)
+    await caller.audit(
+        session,
+        "membership.remove",
+        entity_type=ENTITY,
+        entity_id=membership_id,
+        module=MODULE,
+        summary=f"removed {before['user']['email']} from the organisation",
+        before=before,
+    )
+
+
+async def request_membership(
+    session: AsyncSession, *, user: User, organisation_id: uuid.UUID, now: datetime
+) -> OrganisationMembership:
+    """A partner registration on the portal that names the organisation: the relationship
+    waits, pending, in ``/organisations/{group}/approvals``. For the portal's registration
+    (through ``marketplace.public`` when it comes); an existing relationship is returned as
+    it is, so that registering twice changes nothing."""
+    await _organisation(session, organisation_id)
+    repository = MembershipRepository(session)
+    existing = await repository.of_user(organisation_id, user.id)
+    if existing is not None:
+        return existing
+    return await repository.add(
+        OrganisationMembership(
+            id=uuid.uuid4(),
+            organisation_id=organisation_id,
+            user_id=user.id,
+            status=MembershipStatus.PENDING,
+            status_changed_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+
+
+async def approve(
+    *,
+    session: AsyncSession,
+    caller: SiteCaller,
+    organisation_id: uuid.UUID,
+    membership_id: uuid.UUID,
+    clock: Clock,
+    base_url: str,
+) -> Member:
+    """pending → active, with the approval email queued in the same transaction. A
+    partner's account that still awaits approval on the portal is activated with it: the
+    registration was for this organisation, and it is decided."""
+    organisation = await _organisation(session, organisation_id)
+    repository = MembershipRepository(session)
+    membership = await _membership(session, organisation_id, membership_id, lock=True)
+    if membership.status is not MembershipStatus.PENDING:
+        raise NotAwaitingApproval("approve", membership.status)
+    before = await _snapshot(repository, membership)
+    now = clock.now()
+    _set_status(membership, MembershipStatus.ACTIVE, None, now)
+    user = await _user(repository, membership)
+    if user.status is AccountStatus.PENDING:
+        user.status, user.status_reason, user.status_changed_at = AccountStatus.ACTIVE, None, now
+    await session.flush()
+    message = emails.approval(organisation, user, base_url=base_url)
+    await _notify(session, message, user=user, membership=membership, clock=clock)
+    member = await _audit(
+        repository, caller, membership, "membership.approve", f"approved {user.email}", before
+    )
+    return member
+
+
+async def reject(
+    *,
+    session: AsyncSession,
+    caller: SiteCaller,
+    organisation_id: uuid.UUID,
+    membership_id: uuid.UUID,
+    reason: str,
+    delete_account: bool,
+    clock: Clock,
+) -> RejectedMember:
+    """pending → rejected with the reason, emailed to the applicant. With
+    ``delete_account``, the account goes too (and the relationship with it), but only an
+    account that was never let in and has no other relationship: otherwise 409, and
+    nothing changes."""
+    organisation = await _organisation(session, organisation_id)
+    repository = MembershipRepository(session)
+    membership = await _membership(session, organisation_id, membership_id, lock=True)
+    if membership.status is not MembershipStatus.PENDING:
+        raise NotAwaitingApproval("reject", membership.status)
+    user = await _user(repository, membership)
+    if delete_account:
+        await _check_deletable(repository, caller, user, membership)
+    before = await _snapshot(repository, membership)
+    _set_status(membership, MembershipStatus.REJECTED, reason, clock.now())
+    await session.flush()
+    message = emails.rejection(organisation, user, reason=reason, account_deleted=delete_account)
+    # a deleted account cannot be the notification's recipient: its address is
+    await _notify(
+        session,
+        message,
+        user=None if delete_account else user,
+        to=user.email,
+        membership=membership,
+        clock=clock,
+        data={"reason": reason, "account_deleted": delete_account},
+    )
+    member = await _audit(
+        repository, caller, membership, "membership.reject", f"rejected {user.email}", before
+    )
+    read = RejectedMember(
+        **MemberRead.model_validate(member).model_dump(), account_deleted=delete_account
+    )
+    if delete_account:
+        await caller.audit(
+            session,
+            "user.delete",
+            entity_type="user",
+            entity_id=user.id,
+            module=MODULE,
+            summary=f"deleted {user.email} with its rejected registration",
+            before=_account_snapshot(user),
+        )
+        # the relationship and the account's other rows go with it (ON DELETE CASCADE)
+        await session.delete(user)
+        await session.flush()
+    return read
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+async def _organisation(session: AsyncSession, organisation_id: uuid.UUID) -> Organisation:
+    organisation = await OrganisationRepository(session).get(organisation_id)
+    if organisation is None:
+        raise OrganisationNotFound()
+    return organisation
+
+
+async def _membership(
+    session: AsyncSession,
+    organisation_id: uuid.UUID,
+    membership_id: uuid.UUID,
+    *,
+    lock: bool = False,
+) -> OrganisationMembership:
+    """The relationship, in this organisation only: another organisation's is not found."""
+    found = await MembershipRepository(session).in_organisation(
+        organisation_id, membership_id, lock=lock
+    )
+    if found is None:
+        raise MembershipNotFound()
+    return found
+
+
+async def _user(repository: MembershipRepository, membership: OrganisationMembership) -> User:
+    return (await repository.accounts([membership.user_id]))[membership.user_id]
+
+
+async def _account_for(session: AsyncSession, address: str, clock: Clock) -> User:
+    """The account of ``address``, created (invited, without a password) if it has none."""
+    user = await find_by_email(session, address)
+    if user is not None:
+        return user
+    now = clock.now()
+    user = User(
+        id=uuid.uuid4(),
+        email=address,
+        display_name="",
+        password_hash=None,
+        status=AccountStatus.INVITED,
+        is_platform_admin=False,
+        status_changed_at=now,
+        created_at=now,
+        updated_at=now,
+    )
+    try:
+        async with session.begin_nested():
+            session.add(user)
+            await session.flush()
+    except IntegrityError:
+        # a registration of the same address committed in between: that account it is
+        concurrent = await find_by_email(session, address)
+        if concurrent is None:
+            raise
+        return concurrent
+    return user
+
+
+def _refusal(user: User, membership: OrganisationMembership | None) -> str | None:
+    if user.status is AccountStatus.BLOCKED:
+        return f"{user.email}: the account is blocked"
+    if membership is None:
+        return None
+    if membership.status is MembershipStatus.ACTIVE:
+        return f"{user.email}: already a member"
+    if membership.status is MembershipStatus.PENDING:
+        return f"{user.email}: a registration awaits approval; approve it instead"
+    return None
+
+
+async def _invited(
+    session: AsyncSession,
+    membership: OrganisationMembership | None,
+    organisation_id: uuid.UUID,
+    user: User,
+    caller: SiteCaller,
+    clock: Clock,
+) -> OrganisationMembership:
+    now = clock.now()
+    if membership is None:
+        membership = OrganisationMembership(
+            id=uuid.uuid4(),
+            organisation_id=organisation_id,
+            user_id=user.id,
+            created_at=now,
+        )
+        session.add(membership)
+    _set_status(membership, MembershipStatus.INVITED, None, now)
+    membership.invited_by = caller.user.id
+    return membership
+
+
+async def _join_teams(
+    session: AsyncSession,
+    repository: MembershipRepository,
+    membership: OrganisationMembership,
+    teams: Sequence[Team],
+) -> None:
+    await session.flush()
+    already = await repository.team_ids_in(membership.id)
+    for team in teams:
+        if team.id not in already:
+            session.add(TeamMembership(team_id=team.id, membership_id=membership.id))
+
+
+async def _check_deletable(
+    repository: MembershipRepository,
+    caller: SiteCaller,
+    user: User,
+    membership: OrganisationMembership,
+) -> None:
+    if user.is_platform_admin or user.id == caller.user.id:
+        raise AccountKept("this account cannot be deleted; reject without delete_account")
+    if user.status not in _DELETABLE:
+        raise AccountKept(
+            f"the account is {user.status.value} on the portal: only an account that was "
+            "never let in is deleted with a rejection; reject without delete_account"
+        )
+    others = [
+        m
+        for m in await repository.others_of_user(user.id, membership.id)
+        if m.status is not MembershipStatus.REJECTED
+    ]
+    if others:
+        raise AccountKept(
+            "the account has a relationship with another organisation; reject without "
+            "delete_account"
+        )
+
+
+def _set_status(
+    membership: OrganisationMembership, status: MembershipStatus, reason: str | None, now: datetime
+) -> None:
+    membership.status = status
+    membership.status_reason = reason
+    membership.status_changed_at = now
+    membership.updated_at = now
+    if status is not MembershipStatus.INVITED:
+        membership.invitation_token_hash = None  # a decided relationship accepts no link
+
+
+async def _notify(
+    session: AsyncSession,
+    message: emails.Message,
+    *,
+    user: User | None,
+    membership: OrganisationMembership,
+    clock: Clock,
+    to: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> None:
+    await notification_service.notify(
+        session,
+        type=message.type,
+        audience="user",
+        subject=message.subject,
+        body=message.body,
+        email_body=message.email_body,
+        recipient=user,
+        to=to,
+        email_kind=message.kind,
+        now=clock.now(),
+        entity_type=ENTITY,
+        entity_id=membership.id,
+        data={"organisation_id": str(membership.organisation_id), **(data or {})},
+    )
+
+
+async def _members(
+    repository: MembershipRepository, memberships: Sequence[OrganisationMembership]
+) -> list[Member]:
+    """Views of ``memberships`` with their accounts and teams: two queries for a page."""
+    ids = [m.id for m in memberships]
+    users = await repository.accounts({m.user_id for m in memberships})
+    teams = await repository.teams_of(ids)
+    return [
+        Member(
+            id=m.id,
+            organisation_id=m.organisation_id,
+            user=users[m.user_id],
+            status=m.status,
+            status_reason=m.status_reason,
+            status_changed_at=m.status_changed_at,
+            teams=teams.get(m.id, []),
+            invited_by=m.invited_by,
+            created_at=m.created_at,
+        )
+        for m in memberships
+    ]
+
+
+async def _snapshot(
+    repository: MembershipRepository, membership: OrganisationMembership
+) -> dict[str, Any]:
+    [member] = await _members(repository, [membership])
+    return MemberRead.model_validate(member).model_dump(mode="json")
+
+
+def _account_snapshot(user: User) -> dict[str, Any]:
+    return {
+        "id": str(user.id),
+        "email": user.email,
+        "display_name": user.display_name,
+        "status": user.status.value,
+    }
+
+
+async def _audit(
+    repository: MembershipRepository,
+    caller: SiteCaller,
+    membership: OrganisationMembership,
+    operation: str,
+    summary: str,
+    before: dict[str, Any] | None,
+) -> Member:
+    await repository.session.flush()
+    [member] = await _members(repository, [membership])
+    await caller.audit(
+        repository.session,
+        operation,
+        entity_type=ENTITY,
+        entity_id=membership.id,
+        module=MODULE,
+        summary=summary,
+        before=before,
+        after=MemberRead.model_validate(member).model_dump(mode="json"),
+    )
+    return member
+
+
+def _organisation_read(organisation: Organisation, counts: dict[str, int]) -> OrganisationRead:
+    return OrganisationRead(
+        id=organisation.id,
+        name=organisation.name,
+        domains=[str(d) for d in organisation.domains],
+        members=counts["members"],
+        pending_approvals=counts["pending_approvals"],
+        teams=counts["teams"],
+        created_at=organisation.created_at,
+        updated_at=organisation.updated_at,
+    )
