@@ -5,11 +5,12 @@ server, real sockets (issue 5's "done when").
 loopback): token issuance refused (503) until `portico admin-api set-web-api-key`; then sign
 in as the bootstrap administrator, list users, register on the portal, find the registration
 pending, approve it, receive the activation email, read the approval's audit event, export
-the events as CSV. And the API describes and routes exactly the 78 endpoints built so far:
-the 75 of the seed's 103 that issue 5, the catalogue issue and issue 18 so far deliver
+the events as CSV. And the API describes and routes exactly the 88 endpoints built so far:
+the 85 of the seed's 103 that issue 5, the catalogue issue and issue 18 so far deliver
 (authentication, users and roles, events, notifications, jobs, source types, gateway
 connections and imports, the API and product catalogue, content and moderation, publishing,
-organisations, members, teams and partner approvals), and Portico's three page additions.
+organisations, members, teams, partner approvals and organisation roles), and Portico's
+three page additions.
 """
 
 from __future__ import annotations
@@ -130,6 +131,17 @@ DESCRIBED = {
     ("GET", "/organisations/{group}/approvals"),
     ("POST", "/organisations/{group}/approvals/{relationship}/approve"),
     ("POST", "/organisations/{group}/approvals/{relationship}/reject"),
+    # organisation roles and permissions 10
+    ("GET", "/organisations/permissions"),
+    ("GET", "/organisations/{group}/roles"),
+    ("POST", "/organisations/{group}/roles"),
+    ("GET", "/organisations/{group}/roles/{role}"),
+    ("PATCH", "/organisations/{group}/roles/{role}"),
+    ("DELETE", "/organisations/{group}/roles/{role}"),
+    ("GET", "/organisations/{group}/members/{relationship}/roles"),
+    ("PATCH", "/organisations/{group}/members/{relationship}/roles"),
+    ("POST", "/organisations/{group}/members/{relationship}/custom-roles/{role}"),
+    ("DELETE", "/organisations/{group}/members/{relationship}/custom-roles/{role}"),
     # Portico's additions, not among the seed's 103: pages are written here 3
     ("POST", "/content/page"),
     ("PATCH", "/content/page/{node}"),
@@ -171,9 +183,12 @@ CONTENT_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("PATCH", "/products/{node}"): {},
 }
 CREATED = {("POST", "/apis"), ("POST", "/products"), ("POST", "/content/page")}
-#: an invitation names who to invite (the organisation does not exist: 404 all the same)
+#: valid bodies of the organisation endpoints (the organisation does not exist: 404)
 ORGANISATION_BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/organisations/{group}/members/invite"): {"emails": ["e2e@example.com"]},
+    ("POST", "/organisations/{group}/roles"): {"label": "e2e"},
+    ("PATCH", "/organisations/{group}/roles/{role}"): {},
+    ("PATCH", "/organisations/{group}/members/{relationship}/roles"): {"roles": []},
 }
 
 
@@ -377,7 +392,7 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert described == DESCRIBED
-    assert len(described | {OPENAPI}) == 78  # 75 of the seed's 103, and 3 additions
+    assert len(described | {OPENAPI}) == 88  # 85 of the seed's 103, and 3 additions
 
     # each one is routed: without a token, a problem from the endpoint itself, never the
     # router's "no such endpoint" (404) or "method not allowed" (405)
@@ -431,4 +446,5 @@ def concrete(path: str) -> str:
         group=some_id,
         relationship=some_id,
         team=some_id,
+        role=some_id,
     )

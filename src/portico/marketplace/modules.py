@@ -177,7 +177,11 @@ MODULES: tuple[Module, ...] = (
                 "organisation",
             ),
         ),
-        ("portico.marketplace.organisation.endpoints:router",),
+        (
+            # first: /organisations/permissions is not an /organisations/{group}
+            "portico.marketplace.organisation.role_endpoints:router",
+            "portico.marketplace.organisation.endpoints:router",
+        ),
     ),
     Module(
         "gateway_sync",

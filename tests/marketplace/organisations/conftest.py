@@ -19,7 +19,7 @@ from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.mailer import Mailer
 from portico.core.settings import Settings
-from portico.marketplace.organisation import service as organisation_service
+from portico.marketplace.organisation import approvals as approval_service
 from portico.marketplace.organisation.models import (
     MembershipStatus,
     Organisation,
@@ -85,7 +85,7 @@ class Portal:
         async with self.database.session() as session, session.begin():
             user = await session.get(User, person.id)
             assert user is not None
-            membership = await organisation_service.request_membership(
+            membership = await approval_service.request_membership(
                 session, user=user, organisation_id=organisation_id, now=self.clock.now()
             )
         return person, membership.id

@@ -25,7 +25,9 @@ from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
 from portico.core.settings import Settings
 from portico.marketplace.access import SiteCaller, parse_uuid, require
+from portico.marketplace.organisation import approvals as approval_service
 from portico.marketplace.organisation import service as organisation_service
+from portico.marketplace.organisation.approvals import AccountKept, NotAwaitingApproval
 from portico.marketplace.organisation.models import MembershipStatus
 from portico.marketplace.organisation.schemas import (
     ApprovalReject,
@@ -36,10 +38,8 @@ from portico.marketplace.organisation.schemas import (
     TeamRead,
 )
 from portico.marketplace.organisation.service import (
-    AccountKept,
     Member,
     MembershipNotFound,
-    NotAwaitingApproval,
     OrganisationNotFound,
     TeamNotFound,
 )
@@ -258,7 +258,7 @@ async def approve_organisation_registration(
 ) -> Envelope[MemberRead]:
     """pending → active; queues the approval email. A partner account still awaiting
     approval on the portal is activated with it."""
-    member = await organisation_service.approve(
+    member = await approval_service.approve(
         session=session,
         caller=caller,
         organisation_id=parse_uuid(group, OrganisationNotFound),
@@ -290,7 +290,7 @@ async def reject_organisation_registration(
 ) -> Envelope[RejectedMember]:
     """pending → rejected; the reason is required, kept and sent in the rejection email.
     ``delete_account: true`` also deletes the applicant's account (opt-in)."""
-    rejected = await organisation_service.reject(
+    rejected = await approval_service.reject(
         session=session,
         caller=caller,
         organisation_id=parse_uuid(group, OrganisationNotFound),

@@ -94,3 +94,41 @@ class TeamMembership(Base):
         ForeignKey("portal_memberships.id", ondelete="CASCADE"), primary_key=True, index=True
     )
     added_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class OrganisationRole(IdMixin, TimestampMixin, Base):
+    """A custom role of one organisation: a label and the organisation permissions it
+    grants (``organisation/permissions.py``). The predefined roles (``org-admin``,
+    ``org-member``) are not rows: they are the same everywhere and cannot change."""
+
+    __tablename__ = "portal_organisation_roles"
+    __table_args__ = (UniqueConstraint("organisation_id", "label"),)
+
+    organisation_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("portal_organisations.id", ondelete="CASCADE")
+    )
+    label: Mapped[str] = mapped_column(String(100))
+    permissions: Mapped[list[Any]] = mapped_column(json_type(), default=list)
+
+
+class MemberRole(Base):
+    """A role held by a member directly: a predefined role's id or a custom role's id (as
+    text). Deleting a custom role deletes its assignments (the service does)."""
+
+    __tablename__ = "portal_member_roles"
+
+    membership_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("portal_memberships.id", ondelete="CASCADE"), primary_key=True
+    )
+    role: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
+
+
+class TeamRole(Base):
+    """A role every member of the team holds through it (team-inherited roles)."""
+
+    __tablename__ = "portal_team_roles"
+
+    team_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("portal_teams.id", ondelete="CASCADE"), primary_key=True
+    )
+    role: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)

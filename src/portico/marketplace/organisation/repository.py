@@ -8,17 +8,20 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, delete, func, select
 
 from portico.core.account import User
 from portico.core.db.repository import Repository
 from portico.core.pagination import ListQuery, Page, paginate
 from portico.marketplace.organisation.models import (
+    MemberRole,
     MembershipStatus,
     Organisation,
     OrganisationMembership,
+    OrganisationRole,
     Team,
     TeamMembership,
+    TeamRole,
 )
 
 
@@ -239,3 +242,76 @@ class MembershipRepository(Repository[OrganisationMembership]):
             if team_id is not None:
                 teams.add(team_id)
         return out
+
+
+class RoleRepository(Repository[OrganisationRole]):
+    model = OrganisationRole
+
+    async def custom_roles(self, organisation_id: uuid.UUID) -> list[OrganisationRole]:
+        return await self.all(
+            select(OrganisationRole)
+            .where(OrganisationRole.organisation_id == organisation_id)
+            .order_by(OrganisationRole.label, OrganisationRole.id)
+        )
+
+    async def in_organisation(
+        self, organisation_id: uuid.UUID, role_id: uuid.UUID
+    ) -> OrganisationRole | None:
+        """The custom role, if it is one of the organisation's (another's is not found)."""
+        return await self.first(
+            select(OrganisationRole).where(
+                OrganisationRole.id == role_id, OrganisationRole.organisation_id == organisation_id
+            )
+        )
+
+    async def label_taken(
+        self, organisation_id: uuid.UUID, label: str, *, besides: uuid.UUID | None = None
+    ) -> bool:
+        statement = select(OrganisationRole).where(
+            OrganisationRole.organisation_id == organisation_id, OrganisationRole.label == label
+        )
+        if besides is not None:
+            statement = statement.where(OrganisationRole.id != besides)
+        return await self.first(statement) is not None
+
+    async def direct_roles(self, membership_id: uuid.UUID) -> list[str]:
+        return list(
+            await self.session.scalars(
+                select(MemberRole.role).where(MemberRole.membership_id == membership_id)
+            )
+        )
+
+    async def team_roles(self, membership_id: uuid.UUID) -> list[tuple[Team, str]]:
+        """The roles of the member's teams: (team, role) pairs, by team name."""
+        rows = await self.session.execute(
+            select(Team, TeamRole.role)
+            .join(TeamMembership, TeamMembership.team_id == Team.id)
+            .join(TeamRole, TeamRole.team_id == Team.id)
+            .where(TeamMembership.membership_id == membership_id)
+            .order_by(Team.name, Team.id, TeamRole.role)
+        )
+        return [(team, role) for team, role in rows]
+
+    async def assign(self, membership_id: uuid.UUID, role: str) -> bool:
+        """Give the member the role; False when it had it already."""
+        found = await self.session.get(MemberRole, (membership_id, role))
+        if found is not None:
+            return False
+        self.session.add(MemberRole(membership_id=membership_id, role=role))
+        await self.session.flush()
+        return True
+
+    async def unassign(self, membership_id: uuid.UUID, role: str) -> bool:
+        """Take the role from the member; False when it did not have it."""
+        found = await self.session.get(MemberRole, (membership_id, role))
+        if found is None:
+            return False
+        await self.session.delete(found)
+        await self.session.flush()
+        return True
+
+    async def forget(self, role: str) -> None:
+        """Delete every assignment of a custom role that is being deleted (members' and
+        teams'): its id is text there, not a foreign key."""
+        await self.session.execute(delete(MemberRole).where(MemberRole.role == role))
+        await self.session.execute(delete(TeamRole).where(TeamRole.role == role))

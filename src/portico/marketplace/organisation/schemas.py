@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 from email_validator import EmailNotValidError, validate_email
 from pydantic import AfterValidator, Field
@@ -13,6 +13,7 @@ from pydantic import AfterValidator, Field
 from portico.core.account import EMAIL_MAX_LENGTH, AccountStatus, normalise_email
 from portico.core.schema import PlainReadSchema, PlainWriteSchema
 from portico.marketplace.organisation.models import MembershipStatus
+from portico.marketplace.organisation.permissions import PERMISSION_KEYS
 from portico.marketplace.user.schemas import NOT_BLANK, REASON_MAX_LENGTH
 
 #: at most this many addresses per invitation request (each one is an email sent)
@@ -43,6 +44,10 @@ def _distinct(values: list[T]) -> list[T]:
     """The same address (or team) twice is one (after normalisation: Ada@ and ada@ are one
     account)."""
     return list(dict.fromkeys(values))
+
+
+def _distinct_or_none(values: list[T] | None) -> list[T] | None:
+    return None if values is None else _distinct(values)
 
 
 # strict bodies, but a UUID travels in JSON as a string
@@ -132,4 +137,91 @@ class ApprovalReject(PlainWriteSchema):
         description="Also delete the applicant's account. Only an account that was never "
         "let in (pending, invited or rejected on the portal) and belongs to no other "
         "organisation can be deleted; otherwise 409 and nothing changes.",
+    )
+
+
+# -- organisation roles -----------------------------------------------------------------------
+
+RoleLabel = Annotated[
+    str,
+    Field(min_length=1, max_length=100, json_schema_extra={"pattern": NOT_BLANK}),
+    AfterValidator(_not_blank),
+]
+PermissionKey = Literal[PERMISSION_KEYS]  # type: ignore[valid-type]
+PERMISSIONS_DESCRIPTION = "Organisation permission keys (GET /organisations/permissions)."
+
+
+class OrganisationPermissionRead(PlainReadSchema):
+    key: str = Field(description="What a role grants, exactly as roles list it.")
+    title: str
+
+
+class PermissionCategory(PlainReadSchema):
+    category: str
+    permissions: list[OrganisationPermissionRead]
+
+
+class RoleRead(PlainReadSchema):
+    id: str = Field(
+        description="org-admin or org-member for the predefined roles, a UUID for a custom "
+        "role (`{role}` in paths)."
+    )
+    label: str
+    predefined: bool = Field(description="Predefined roles cannot be edited or deleted.")
+    permissions: list[str] = Field(description="Granted permissions, in catalogue order.")
+    organisation_id: uuid.UUID | None = Field(description="Null for a predefined role.")
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+class RoleCatalogue(PlainReadSchema):
+    roles: list[RoleRead] = Field(description="The predefined roles, then custom ones by label.")
+    available_permissions: list[str] = Field(
+        description="What a custom role may grant (GET /organisations/permissions)."
+    )
+
+
+class RoleRef(PlainReadSchema):
+    id: str
+    label: str
+    predefined: bool
+
+
+class InheritedRoles(PlainReadSchema):
+    team: TeamRef
+    roles: list[RoleRef]
+
+
+class MemberRoles(PlainReadSchema):
+    relationship: uuid.UUID
+    direct: list[RoleRef] = Field(description="Roles given to the member.")
+    inherited: list[InheritedRoles] = Field(
+        description="Roles held through each of the member's teams."
+    )
+    permissions: list[str] = Field(
+        description="The union of the permissions of all those roles, in catalogue order."
+    )
+
+
+class RoleCreate(PlainWriteSchema):
+    label: RoleLabel = Field(description="Unique within the organisation.")
+    permissions: Annotated[list[PermissionKey], AfterValidator(_distinct)] = Field(
+        default_factory=list, description=PERMISSIONS_DESCRIPTION
+    )
+
+
+class RoleUpdate(PlainWriteSchema):
+    label: RoleLabel | None = Field(None, description="Unique within the organisation.")
+    permissions: Annotated[list[PermissionKey] | None, AfterValidator(_distinct_or_none)] = Field(
+        None, description=f"{PERMISSIONS_DESCRIPTION} Replaces the role's list."
+    )
+
+
+class MemberRolesReplace(PlainWriteSchema):
+    roles: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=64)]], AfterValidator(_distinct)
+    ] = Field(
+        max_length=100,
+        description="The member's direct roles from now on: predefined role ids and custom "
+        "roles' ids (GET /organisations/{group}/roles). Empty removes them all.",
     )

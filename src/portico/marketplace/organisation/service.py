@@ -1,11 +1,11 @@
 """Organisations as the marketplace administers them: reading organisations and teams, the
-people in them (memberships, the seed's relationships), invitations, removal, and partner
-approvals. Every change is audited in the request's transaction; nothing here commits.
+people in them (memberships, the seed's relationships), invitations and removal; the
+helpers the partner approvals (``approvals.py``) and roles (``roles.py``) share. Every
+change is audited in the request's transaction; nothing here commits.
 
-OrganisationMembership states: invited (an invitation was sent; grants nothing until accepted) or
-pending (a partner registration names the organisation: ``request_membership``) → active
-(approved, or the invitation accepted) or rejected (reason required, kept and emailed; the
-account is deleted too only when the caller opts in). Removing a membership, in any state,
+Membership states: invited (an invitation was sent; grants nothing until accepted) or
+pending (a partner registration names the organisation) → active (approved, or the
+invitation accepted) or rejected (``approvals.py``). Removing a membership, in any state,
 keeps the account. Who is a member is what ``member_organisations`` answers.
 """
 
@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.account import AccountStatus, User, find_by_email
 from portico.core.clock import Clock
-from portico.core.errors import Conflict, NotFound, ValidationFailed
+from portico.core.errors import NotFound, ValidationFailed
 from portico.core.filter_values import FilterValues
 from portico.core.pagination import ListQuery, Page
 from portico.core.tokens import hash_opaque_token, new_opaque_token
@@ -46,14 +46,11 @@ from portico.marketplace.organisation.schemas import (
     MemberInvite,
     MemberRead,
     OrganisationRead,
-    RejectedMember,
     TeamRead,
 )
 
 MODULE = "organisation"
 ENTITY = "membership"
-#: accounts that were never let in: the only ones a rejection may delete
-_DELETABLE = frozenset({AccountStatus.PENDING, AccountStatus.INVITED, AccountStatus.REJECTED})
 
 
 class OrganisationNotFound(NotFound):
@@ -66,18 +63,6 @@ class TeamNotFound(NotFound):
 
 class MembershipNotFound(NotFound):
     default_detail = "relationship not found"
-
-
-class NotAwaitingApproval(Conflict):
-    def __init__(self, action: str, actual: MembershipStatus) -> None:
-        super().__init__(
-            f"cannot {action} this relationship: it is {actual.value}, and only pending "
-            "registrations are decided"
-        )
-
-
-class AccountKept(Conflict):
-    """The caller asked for the account's deletion and it may not be deleted here."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +103,7 @@ async def get_organisation(
     *, session: AsyncSession, organisation_id: uuid.UUID
 ) -> OrganisationRead:
     repository = OrganisationRepository(session)
-    organisation = await _organisation(session, organisation_id)
+    organisation = await organisation_of(session, organisation_id)
     counts = await repository.counts([organisation.id])
     return _organisation_read(organisation, counts[organisation.id])
 
@@ -134,7 +119,7 @@ async def list_members(
     """The organisation's memberships. ``filter[status]``, ``filter[email]`` (substring,
     case-insensitive) and ``filter[team]``; ``status`` or ``team_id`` given here fix them
     (the approvals queue, a team's members)."""
-    await _organisation(session, organisation_id)
+    await organisation_of(session, organisation_id)
     values = FilterValues(query.filters)
     filters = MemberFilters(
         status=status or values.choice("status", MembershipStatus),
@@ -145,7 +130,7 @@ async def list_members(
     repository = MembershipRepository(session)
     page = await repository.page(repository.of_organisation(organisation_id, filters), query)
     return Page(
-        items=await _members(repository, page.items),
+        items=await members_of(repository, page.items),
         page=page.page,
         size=page.size,
         total=page.total,
@@ -156,7 +141,7 @@ async def list_teams(
     *, session: AsyncSession, organisation_id: uuid.UUID, query: ListQuery
 ) -> Page[TeamRead]:
     """``filter[name]``: a case-insensitive substring of the name."""
-    await _organisation(session, organisation_id)
+    await organisation_of(session, organisation_id)
     repository = TeamRepository(session)
     page = await repository.page(
         repository.of_organisation(organisation_id, query.filters.get("name")), query
@@ -179,7 +164,7 @@ async def list_teams(
 async def list_team_members(
     *, session: AsyncSession, organisation_id: uuid.UUID, team_id: uuid.UUID, query: ListQuery
 ) -> Page[Member]:
-    await _organisation(session, organisation_id)
+    await organisation_of(session, organisation_id)
     if await TeamRepository(session).in_organisation(organisation_id, team_id) is None:
         raise TeamNotFound()
     return await list_members(
@@ -196,6 +181,14 @@ async def member_organisations(
     portal's visibility filter asks: an organisation-visible node is shown to the members
     of its organisations, restricted to its teams when it names some."""
     return await MembershipRepository(session).active_teams_of_user(user_id)
+
+
+async def membership_in(
+    *, session: AsyncSession, organisation_id: uuid.UUID, membership_id: uuid.UUID
+) -> OrganisationMembership:
+    """The relationship, in this organisation only (404 for the organisation first)."""
+    await organisation_of(session, organisation_id)
+    return await membership_of(session, organisation_id, membership_id)
 
 
 # -- changing ---------------------------------------------------------------------------------
@@ -215,7 +208,7 @@ async def invite(
     token: the previous link stops working). An active member, a registration awaiting
     approval or a blocked account is reported as failed (409) and the others go on. The
     teams (all of the organisation's, or 400) are given to each invited relationship."""
-    organisation = await _organisation(session, organisation_id)
+    organisation = await organisation_of(session, organisation_id)
     teams = await TeamRepository(session).many_in_organisation(organisation_id, data.teams)
     found = {t.id for t in teams}
     missing = [i for i, team_id in enumerate(data.teams) if team_id not in found]
@@ -239,24 +232,24 @@ async def invite(
         if refusal is not None:
             failures.append(InviteFailure(address, 409, refusal))
             continue
-        before = None if membership is None else await _snapshot(repository, membership)
+        before = None if membership is None else await snapshot(repository, membership)
         membership = await _invited(session, membership, organisation_id, user, caller, clock)
         token = new_opaque_token()
         membership.invitation_token_hash = hash_opaque_token(token)
         await _join_teams(session, repository, membership, teams)
         await session.flush()
-        await _notify(
+        await notify(
             session,
             emails.invitation(organisation, user, token=token, base_url=base_url),
             user=user,
             membership=membership,
             clock=clock,
         )
-        await _audit(
+        await audited(
             repository, caller, membership, "membership.invite", f"invited {user.email}", before
         )
         invited.append(membership)
-    return await _members(repository, invited), failures
+    return await members_of(repository, invited), failures
 
 
 async def remove_member(
@@ -269,8 +262,8 @@ async def remove_member(
     """End the relationship, whatever its state, and with it its team memberships; the
     account stays as it is."""
     repository = MembershipRepository(session)
-    membership = await _membership(session, organisation_id, membership_id)
-    before = await _snapshot(repository, membership)
+    membership = await membership_of(session, organisation_id, membership_id)
+    before = await snapshot(repository, membership)
     await repository.delete(membership)
     await caller.audit(
         session,
@@ -283,132 +276,17 @@ async def remove_member(
     )
 
 
-async def request_membership(
-    session: AsyncSession, *, user: User, organisation_id: uuid.UUID, now: datetime
-) -> OrganisationMembership:
-    """A partner registration on the portal that names the organisation: the relationship
-    waits, pending, in ``/organisations/{group}/approvals``. For the portal's registration
-    (through ``marketplace.public`` when it comes); an existing relationship is returned as
-    it is, so that registering twice changes nothing."""
-    await _organisation(session, organisation_id)
-    repository = MembershipRepository(session)
-    existing = await repository.of_user(organisation_id, user.id)
-    if existing is not None:
-        return existing
-    return await repository.add(
-        OrganisationMembership(
-            id=uuid.uuid4(),
-            organisation_id=organisation_id,
-            user_id=user.id,
-            status=MembershipStatus.PENDING,
-            status_changed_at=now,
-            created_at=now,
-            updated_at=now,
-        )
-    )
-
-
-async def approve(
-    *,
-    session: AsyncSession,
-    caller: SiteCaller,
-    organisation_id: uuid.UUID,
-    membership_id: uuid.UUID,
-    clock: Clock,
-    base_url: str,
-) -> Member:
-    """pending → active, with the approval email queued in the same transaction. A
-    partner's account that still awaits approval on the portal is activated with it: the
-    registration was for this organisation, and it is decided."""
-    organisation = await _organisation(session, organisation_id)
-    repository = MembershipRepository(session)
-    membership = await _membership(session, organisation_id, membership_id, lock=True)
-    if membership.status is not MembershipStatus.PENDING:
-        raise NotAwaitingApproval("approve", membership.status)
-    before = await _snapshot(repository, membership)
-    now = clock.now()
-    _set_status(membership, MembershipStatus.ACTIVE, None, now)
-    user = await _user(repository, membership)
-    if user.status is AccountStatus.PENDING:
-        user.status, user.status_reason, user.status_changed_at = AccountStatus.ACTIVE, None, now
-    await session.flush()
-    message = emails.approval(organisation, user, base_url=base_url)
-    await _notify(session, message, user=user, membership=membership, clock=clock)
-    member = await _audit(
-        repository, caller, membership, "membership.approve", f"approved {user.email}", before
-    )
-    return member
-
-
-async def reject(
-    *,
-    session: AsyncSession,
-    caller: SiteCaller,
-    organisation_id: uuid.UUID,
-    membership_id: uuid.UUID,
-    reason: str,
-    delete_account: bool,
-    clock: Clock,
-) -> RejectedMember:
-    """pending → rejected with the reason, emailed to the applicant. With
-    ``delete_account``, the account goes too (and the relationship with it), but only an
-    account that was never let in and has no other relationship: otherwise 409, and
-    nothing changes."""
-    organisation = await _organisation(session, organisation_id)
-    repository = MembershipRepository(session)
-    membership = await _membership(session, organisation_id, membership_id, lock=True)
-    if membership.status is not MembershipStatus.PENDING:
-        raise NotAwaitingApproval("reject", membership.status)
-    user = await _user(repository, membership)
-    if delete_account:
-        await _check_deletable(repository, caller, user, membership)
-    before = await _snapshot(repository, membership)
-    _set_status(membership, MembershipStatus.REJECTED, reason, clock.now())
-    await session.flush()
-    message = emails.rejection(organisation, user, reason=reason, account_deleted=delete_account)
-    # a deleted account cannot be the notification's recipient: its address is
-    await _notify(
-        session,
-        message,
-        user=None if delete_account else user,
-        to=user.email,
-        membership=membership,
-        clock=clock,
-        data={"reason": reason, "account_deleted": delete_account},
-    )
-    member = await _audit(
-        repository, caller, membership, "membership.reject", f"rejected {user.email}", before
-    )
-    read = RejectedMember(
-        **MemberRead.model_validate(member).model_dump(), account_deleted=delete_account
-    )
-    if delete_account:
-        await caller.audit(
-            session,
-            "user.delete",
-            entity_type="user",
-            entity_id=user.id,
-            module=MODULE,
-            summary=f"deleted {user.email} with its rejected registration",
-            before=_account_snapshot(user),
-        )
-        # the relationship and the account's other rows go with it (ON DELETE CASCADE)
-        await session.delete(user)
-        await session.flush()
-    return read
-
-
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def _organisation(session: AsyncSession, organisation_id: uuid.UUID) -> Organisation:
+async def organisation_of(session: AsyncSession, organisation_id: uuid.UUID) -> Organisation:
     organisation = await OrganisationRepository(session).get(organisation_id)
     if organisation is None:
         raise OrganisationNotFound()
     return organisation
 
 
-async def _membership(
+async def membership_of(
     session: AsyncSession,
     organisation_id: uuid.UUID,
     membership_id: uuid.UUID,
@@ -424,7 +302,7 @@ async def _membership(
     return found
 
 
-async def _user(repository: MembershipRepository, membership: OrganisationMembership) -> User:
+async def account_of(repository: MembershipRepository, membership: OrganisationMembership) -> User:
     return (await repository.accounts([membership.user_id]))[membership.user_id]
 
 
@@ -487,7 +365,7 @@ async def _invited(
             created_at=now,
         )
         session.add(membership)
-    _set_status(membership, MembershipStatus.INVITED, None, now)
+    set_status(membership, MembershipStatus.INVITED, None, now)
     membership.invited_by = caller.user.id
     return membership
 
@@ -505,32 +383,7 @@ async def _join_teams(
             session.add(TeamMembership(team_id=team.id, membership_id=membership.id))
 
 
-async def _check_deletable(
-    repository: MembershipRepository,
-    caller: SiteCaller,
-    user: User,
-    membership: OrganisationMembership,
-) -> None:
-    if user.is_platform_admin or user.id == caller.user.id:
-        raise AccountKept("this account cannot be deleted; reject without delete_account")
-    if user.status not in _DELETABLE:
-        raise AccountKept(
-            f"the account is {user.status.value} on the portal: only an account that was "
-            "never let in is deleted with a rejection; reject without delete_account"
-        )
-    others = [
-        m
-        for m in await repository.others_of_user(user.id, membership.id)
-        if m.status is not MembershipStatus.REJECTED
-    ]
-    if others:
-        raise AccountKept(
-            "the account has a relationship with another organisation; reject without "
-            "delete_account"
-        )
-
-
-def _set_status(
+def set_status(
     membership: OrganisationMembership, status: MembershipStatus, reason: str | None, now: datetime
 ) -> None:
     membership.status = status
@@ -541,7 +394,7 @@ def _set_status(
         membership.invitation_token_hash = None  # a decided relationship accepts no link
 
 
-async def _notify(
+async def notify(
     session: AsyncSession,
     message: emails.Message,
     *,
@@ -568,7 +421,7 @@ async def _notify(
     )
 
 
-async def _members(
+async def members_of(
     repository: MembershipRepository, memberships: Sequence[OrganisationMembership]
 ) -> list[Member]:
     """Views of ``memberships`` with their accounts and teams: two queries for a page."""
@@ -591,23 +444,14 @@ async def _members(
     ]
 
 
-async def _snapshot(
+async def snapshot(
     repository: MembershipRepository, membership: OrganisationMembership
 ) -> dict[str, Any]:
-    [member] = await _members(repository, [membership])
+    [member] = await members_of(repository, [membership])
     return MemberRead.model_validate(member).model_dump(mode="json")
 
 
-def _account_snapshot(user: User) -> dict[str, Any]:
-    return {
-        "id": str(user.id),
-        "email": user.email,
-        "display_name": user.display_name,
-        "status": user.status.value,
-    }
-
-
-async def _audit(
+async def audited(
     repository: MembershipRepository,
     caller: SiteCaller,
     membership: OrganisationMembership,
@@ -616,7 +460,7 @@ async def _audit(
     before: dict[str, Any] | None,
 ) -> Member:
     await repository.session.flush()
-    [member] = await _members(repository, [membership])
+    [member] = await members_of(repository, [membership])
     await caller.audit(
         repository.session,
         operation,
