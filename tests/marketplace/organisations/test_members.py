@@ -145,6 +145,7 @@ async def test_bad_invitations_are_400_naming_the_field_and_write_nothing(
         ({}, "/emails"),
         ({"emails": []}, "/emails"),
         ({"emails": ["ok@example.com", "not an address"]}, "/emails/1"),
+        ({"emails": ["ada@localhost"]}, "/emails/0"),
         ({"emails": "ok@example.com"}, "/emails"),
         ({"emails": ["ok@example.com"], "teams": ["nope"]}, "/teams/0"),
         ({"emails": ["ok@example.com"], "teams": [str(theirs)]}, "/teams/0"),

@@ -93,7 +93,10 @@ class InviteFailure:
 async def list_organisations(*, session: AsyncSession, query: ListQuery) -> Page[OrganisationRead]:
     """``filter[name]``: a case-insensitive substring of the name."""
     repository = OrganisationRepository(session)
-    page = await repository.page(repository.matching(query.filters.get("name")), query)
+    values = FilterValues(query.filters)
+    name = _fragment(values, "name")
+    values.check()
+    page = await repository.page(repository.matching(name), query)
     counts = await repository.counts([o.id for o in page.items])
     items = [_organisation_read(o, counts[o.id]) for o in page.items]
     return Page(items=items, page=page.page, size=page.size, total=page.total)
@@ -123,7 +126,7 @@ async def list_members(
     values = FilterValues(query.filters)
     filters = MemberFilters(
         status=status or values.choice("status", MembershipStatus),
-        email=values.text("email"),
+        email=_fragment(values, "email"),
         team_id=team_id or values.identifier("team", "a team id (GET .../teams)"),
     )
     values.check()
@@ -142,10 +145,11 @@ async def list_teams(
 ) -> Page[TeamRead]:
     """``filter[name]``: a case-insensitive substring of the name."""
     await organisation_of(session, organisation_id)
+    values = FilterValues(query.filters)
+    name = _fragment(values, "name")
+    values.check()
     repository = TeamRepository(session)
-    page = await repository.page(
-        repository.of_organisation(organisation_id, query.filters.get("name")), query
-    )
+    page = await repository.page(repository.of_organisation(organisation_id, name), query)
     counts = await repository.member_counts([t.id for t in page.items])
     items = [
         TeamRead(
@@ -277,6 +281,15 @@ async def remove_member(
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _fragment(values: FilterValues, name: str) -> str | None:
+    """A containment filter's text: blank would match everything, so it is refused."""
+    raw = values.text(name)
+    if raw is not None and not raw.strip():
+        values.refuse(name, "text that is not blank")
+        return None
+    return raw
 
 
 async def organisation_of(session: AsyncSession, organisation_id: uuid.UUID) -> Organisation:
