@@ -157,6 +157,36 @@ MODULES: tuple[Module, ...] = (
         ),
     ),
     Module(
+        "organisation",
+        "Organisations, members and teams",
+        (
+            _p(
+                "administer marketplace organisations",
+                "Administer marketplace organisations",
+                "List and read the portal's organisations.",
+                "organisation",
+                restrict=True,
+            ),
+            _p(
+                "manage org members",
+                "Manage organisation members",
+                "Invite and remove members, and decide partner registrations.",
+                "organisation",
+            ),
+            _p(
+                "manage org teams",
+                "Manage organisation teams",
+                "Read organisations' teams and their members.",
+                "organisation",
+            ),
+        ),
+        (
+            # first: /organisations/permissions is not an /organisations/{group}
+            "portico.marketplace.organisation.role_endpoints:router",
+            "portico.marketplace.organisation.endpoints:router",
+        ),
+    ),
+    Module(
         "gateway_sync",
         "Gateway sync",
         (
