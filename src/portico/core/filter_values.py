@@ -26,8 +26,12 @@ class FilterValues:
         self.errors: list[dict[str, str]] = []
 
     def refuse(self, name: str, expected: str) -> None:
+        self.invalid(name, f"must be {expected}")
+
+    def invalid(self, name: str, detail: str) -> None:
+        """A refusal worded otherwise than what the value must be (``must not be empty``)."""
         parameter = f"filter[{name}]"
-        self.errors.append({"parameter": parameter, "detail": f"{parameter}: must be {expected}"})
+        self.errors.append({"parameter": parameter, "detail": f"{parameter}: {detail}"})
 
     def text(self, name: str) -> str | None:
         return self.raw.get(name)

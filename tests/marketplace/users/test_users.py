@@ -137,6 +137,18 @@ async def test_bad_list_queries_are_400_naming_the_parameter(
             "detail": "filter[status]: must be one of invited, pending, active, blocked, rejected",
         }
     ]
+    # every bad value is named in the one 400
+    both = await client.get(
+        url("/users?filter[status]=gone&filter[email]=%20"), headers=site_admin.headers
+    )
+    assert both.status_code == 400
+    assert both.json()["errors"] == [
+        {
+            "parameter": "filter[status]",
+            "detail": "filter[status]: must be one of invited, pending, active, blocked, rejected",
+        },
+        {"parameter": "filter[email]", "detail": "filter[email]: must not be empty"},
+    ]
     # the pending list is pending by definition
     fixed = await client.get(
         url("/users/pending?filter[status]=active"), headers=site_admin.headers

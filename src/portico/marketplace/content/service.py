@@ -15,11 +15,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from portico.core.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from portico.core.errors import Conflict, NotFound, PermissionDenied
 from portico.core.filter_values import FilterValues
 from portico.core.pagination import ListQuery, Page
 from portico.marketplace.access import SiteCaller
@@ -113,9 +113,7 @@ async def list_bundle(*, session: AsyncSession, bundle: Bundle, query: ListQuery
 
 async def list_moderated(*, session: AsyncSession, query: ListQuery) -> Page[Any]:
     """Nodes of every moderated bundle awaiting an editorial decision (``in_review``)."""
-    raw = query.filters
-    bundles = tuple(MODERATED) if "bundle" not in raw else (_moderated_bundle(raw["bundle"]),)
-    filters = _filters(raw, bundles=bundles, states=AWAITING_DECISION)
+    filters = _filters(query.filters, bundles=None, states=AWAITING_DECISION)
     repository = ContentRepository(session)
     return await repository.page(repository.matching(filters), query)
 
@@ -357,11 +355,15 @@ def snapshot(node: CatalogueNode) -> dict[str, Any]:
 def _filters(
     raw: Mapping[str, str],
     *,
-    bundles: tuple[Bundle, ...],
+    bundles: tuple[Bundle, ...] | None,
     states: frozenset[ModerationState] | None = None,
 ) -> ContentFilters:
-    """The list filters of a query, each value checked (a 400 names the parameter)."""
+    """The list filters of a query, each value checked (a 400 names the parameter).
+    ``bundles`` None: those ``filter[bundle]`` names, else every moderated one."""
     values = FilterValues(raw)
+    if bundles is None:
+        chosen = values.one_of("bundle", MODERATED_BUNDLES)
+        bundles = (Bundle(chosen),) if chosen is not None else tuple(MODERATED)
     state = values.choice("moderation_state", ModerationState)
     if state is not None:
         # a state outside those the list shows shows nothing
@@ -377,14 +379,3 @@ def _filters(
     )
     values.check()
     return found
-
-
-def _moderated_bundle(raw: str) -> Bundle:
-    if raw not in MODERATED_BUNDLES:
-        _refuse("bundle", f"one of {', '.join(MODERATED_BUNDLES)}")
-    return Bundle(raw)
-
-
-def _refuse(name: str, detail: str) -> NoReturn:
-    parameter = f"filter[{name}]"
-    raise ValidationFailed([{"parameter": parameter, "detail": f"{parameter}: {detail}"}])

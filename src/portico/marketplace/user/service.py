@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.account import AccountStatus, User, normalise_email
 from portico.core.clock import Clock
-from portico.core.errors import Conflict, NotFound, ValidationFailed
+from portico.core.errors import Conflict, NotFound
+from portico.core.filter_values import FilterValues
 from portico.core.pagination import ListQuery, Page
 from portico.core.refresh import RefreshTokenStore
 from portico.marketplace.access import SiteCaller
@@ -65,19 +66,21 @@ async def list_(
     substring), ``role`` (effective site role id). ``status`` given here fixes it."""
     repository = UserRepository(session)
     statement = repository.accounts()
-    filters = query.filters
-    if status is None and "status" in filters:
-        status = _parse(filters["status"], "status", {s.value: s for s in AccountStatus})
+    values = FilterValues(query.filters)
+    if status is None:
+        status = values.choice("status", AccountStatus)
+    email = values.text("email")
+    fragment = normalise_email(email) if email is not None else None
+    if email is not None and not fragment:
+        values.invalid("email", "must not be empty")
+    role = values.one_of("role", tuple(ROLES_BY_ID))
+    values.check()
     if status is not None:
         statement = repository.with_status(statement, status)
-    if "email" in filters:
-        fragment = normalise_email(filters["email"])
-        if not fragment:
-            raise _bad("email", "must not be empty")
+    if fragment:
         statement = repository.email_contains(statement, fragment)
-    if "role" in filters:
-        role = _parse(filters["role"], "role", ROLES_BY_ID)
-        statement = repository.with_role(statement, role.id)
+    if role is not None:
+        statement = repository.with_role(statement, ROLES_BY_ID[role].id)
     page = await repository.page(statement, query)
     views = await repository.views(page.items)
     return Page(items=views, page=page.page, size=page.size, total=page.total)
@@ -258,17 +261,3 @@ async def _audited(
         after=snapshot(account),
     )
     return account
-
-
-V = TypeVar("V")
-
-
-def _parse(raw: str, name: str, allowed: Mapping[str, V]) -> V:
-    if raw not in allowed:
-        raise _bad(name, f"must be one of {', '.join(allowed)}")
-    return allowed[raw]
-
-
-def _bad(name: str, detail: str) -> ValidationFailed:
-    parameter = f"filter[{name}]"
-    return ValidationFailed([{"parameter": parameter, "detail": f"{parameter}: {detail}"}])
