@@ -30,7 +30,7 @@ import httpx
 import jwt
 import pytest
 
-from tests.e2e.test_gateway import wait_for
+from tests.e2e.test_gateway import STARTUP, wait_for
 from tests.support.ports import free_port
 from tests.support.smtpserver import SmtpServer
 
@@ -248,7 +248,11 @@ def portico(database_url: str, tmp_path: Path, smtp: SmtpServer) -> Iterator[Por
     process = subprocess.Popen([PORTICO, "serve"], env=env, stdout=log, stderr=log)
     control = f"http://{env['PORTICO_LISTEN']}"
     try:
-        wait_for(lambda: httpx.get(f"{control}/healthz", timeout=1).status_code == 200, process)
+        wait_for(
+            lambda: httpx.get(f"{control}/healthz", timeout=1).status_code == 200,
+            process,
+            timeout=STARTUP,
+        )
         yield Portico(env=env, control=control, log=log_path)
     finally:
         if process.poll() is None:

@@ -33,6 +33,8 @@ from tests.support.waiting import eventually_sync
 pytestmark = pytest.mark.e2e
 
 PORTICO = str(Path(sys.executable).with_name("portico"))
+#: how long `portico serve` may take to answer /healthz: generous, the suite runs in parallel
+STARTUP = 90.0
 HOST = "api.shop.example.com"
 
 
@@ -90,7 +92,11 @@ def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     process = subprocess.Popen([PORTICO, "serve"], env=env, stdout=log, stderr=log)
     control = f"http://{env['PORTICO_LISTEN']}"
     try:
-        wait_for(lambda: httpx.get(f"{control}/healthz", timeout=1).status_code == 200, process)
+        wait_for(
+            lambda: httpx.get(f"{control}/healthz", timeout=1).status_code == 200,
+            process,
+            timeout=STARTUP,
+        )
         yield {
             "control": control,
             "gateway": f"http://{env['PORTICO_GATEWAY_LISTEN']}",

@@ -134,13 +134,16 @@ async def guarded_request(
     guard: EgressGuard,
     method: str,
     url: str,
+    *,
+    stream: bool = False,
     **kwargs: Any,
 ) -> httpx.Response:
     """``client.request`` to ``url`` pinned to an address ``guard`` permits; raises
     :class:`EgressRefused` otherwise. The request goes to the address the guard checked; the
     URL's host name still travels as the ``Host`` header and as the TLS server name, so
     virtual hosting and certificate checks work. Redirects are not followed (a redirect is a
-    new, unchecked destination): :func:`guarded_get` follows them, checking each."""
+    new, unchecked destination): :func:`guarded_get` follows them, checking each. With
+    ``stream`` the body is left unread (read it with :func:`read_bounded`)."""
     destination = await guard.destination(url)
     parts = urlsplit(url)
     pinned = urlunsplit(
@@ -155,14 +158,8 @@ async def guarded_request(
         else f"{destination.hostname}:{destination.port}",
     )
     extensions = {"sni_hostname": destination.hostname} if parts.scheme == "https" else {}
-    return await client.request(
-        method,
-        pinned,
-        headers=headers,
-        extensions=extensions,
-        follow_redirects=False,
-        **kwargs,
-    )
+    request = client.build_request(method, pinned, headers=headers, extensions=extensions, **kwargs)
+    return await client.send(request, stream=stream, follow_redirects=False)
 
 
 #: how many redirects :func:`guarded_get` follows before giving up
@@ -179,11 +176,14 @@ async def guarded_get(
 ) -> httpx.Response:
     """A GET through :func:`guarded_request` that follows redirects itself, each new
     location checked by ``guard`` like the first URL (so a public URL cannot redirect into
-    the internal network). Credentials in ``headers`` go only to the first URL's origin."""
+    the internal network). Credentials in ``headers`` go only to the first URL's origin.
+
+    The answer's body is not read: the caller reads it with :func:`read_bounded` (or closes
+    the response), so that a destination cannot make Portico hold a body of any size."""
     first = _origin(url)
     for _ in range(max_redirects + 1):
         sent = headers if _origin(url) == first else None
-        response = await guarded_request(client, guard, "GET", url, headers=sent)
+        response = await guarded_request(client, guard, "GET", url, headers=sent, stream=True)
         if not response.is_redirect:
             return response
         location = response.headers.get("location", "")
@@ -192,3 +192,22 @@ async def guarded_get(
             return response
         url = urljoin(url, location)
     raise EgressRefused(f"more than {max_redirects} redirects")
+
+
+class BodyTooLarge(Exception):
+    """An answer's body is longer than the reader accepts."""
+
+
+async def read_bounded(response: httpx.Response, limit: int) -> bytes:
+    """The body of a streamed ``response``, or :class:`BodyTooLarge` as soon as more than
+    ``limit`` bytes arrived (the rest is never read: the connection is closed)."""
+    chunks, size = [], 0
+    try:
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(f"more than {limit} bytes")
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    return b"".join(chunks)

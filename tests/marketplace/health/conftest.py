@@ -5,13 +5,19 @@ loopback (the SSRF guard refuses it otherwise)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from portico.core.clock import Clock
@@ -69,9 +75,17 @@ async def _answer(request: Request) -> Response:
         return JSONResponse({"status": "down"})
     if kind == "plain":
         return PlainTextResponse("OK")
+    if kind == "endless":  # a body that never ends: a check that read it whole never would
+        return StreamingResponse(_endless(), media_type="application/json")
     if kind == "metadata":  # a redirect into the cloud metadata address
         return RedirectResponse("http://169.254.169.254/latest/meta-data/", status_code=302)
     return PlainTextResponse("no such thing", status_code=404)
+
+
+async def _endless() -> AsyncIterator[bytes]:
+    yield b'{"status": "fail", "padding": "'
+    while True:
+        yield b"x" * 65536
 
 
 @pytest.fixture

@@ -84,6 +84,20 @@ async def test_up_degraded_and_down_from_real_answers(
     assert cases["extension"][0]["x-health-url"] == f"{backend}/up"
 
 
+async def test_an_endless_body_is_not_read_whole(
+    admin_api: httpx.AsyncClient,
+    manager: SiteAccount,
+    database: Database,
+    worker: JobWorker,
+    backend: str,
+) -> None:
+    # the check stops reading after 64 KiB (else it would never return) and does not look
+    # into a body it did not read whole: the 200 decides
+    node = await api_node(database, document(f"{backend}/endless"))
+    record = await check(admin_api, manager, worker, node)
+    assert (record["status"], record["last_check"]["http_status"]) == ("up", 200)
+
+
 async def test_nothing_listening_is_down(
     admin_api: httpx.AsyncClient, manager: SiteAccount, database: Database, worker: JobWorker
 ) -> None:

@@ -31,7 +31,13 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 
-from portico.core.egress import EgressGuard, EgressRefused, guarded_get
+from portico.core.egress import (
+    BodyTooLarge,
+    EgressGuard,
+    EgressRefused,
+    guarded_get,
+    read_bounded,
+)
 
 #: what a connection field holds: a text, an absolute http(s) URL, or a list of those URLs
 FieldType = Literal["string", "url", "url_list"]
@@ -267,16 +273,12 @@ def json_text(value: Any, what: str, *, default: str | None = None) -> str:
 
 
 async def _read_bounded(response: httpx.Response, url: str, config_field: str | None) -> bytes:
-    chunks, size = [], 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            await response.aclose()
-            raise ConnectorError(
-                f"{url} answered more than {MAX_BODY_BYTES} bytes", field=config_field
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return await read_bounded(response, MAX_BODY_BYTES)
+    except BodyTooLarge:
+        raise ConnectorError(
+            f"{url} answered more than {MAX_BODY_BYTES} bytes", field=config_field
+        ) from None
 
 
 def _reason(error: httpx.HTTPError) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from portico.core.egress import EgressGuard, EgressRefused, guarded_get
+from portico.core.egress import BodyTooLarge, EgressGuard, EgressRefused, guarded_get, read_bounded
 from portico.marketplace.health.models import HealthStatus
 
 _WORDS = {
@@ -29,7 +29,7 @@ _WORDS = {
     **dict.fromkeys(("warn", "degraded", "yellow"), HealthStatus.DEGRADED),
     **dict.fromkeys(("fail", "down", "unhealthy", "red", "error"), HealthStatus.DOWN),
 }
-#: a body larger than this is not looked into for a status word
+#: a body larger than this is not read whole, nor looked into for a status word
 _MAX_STATUS_BODY = 64 * 1024
 
 
@@ -45,8 +45,13 @@ async def probe(
     client: httpx.AsyncClient, guard: EgressGuard, url: str, *, degraded_ms: float
 ) -> Observation:
     started = time.perf_counter()
+    body: bytes | None
     try:
         response = await guarded_get(client, guard, url)
+        try:
+            body = await read_bounded(response, _MAX_STATUS_BODY)
+        except BodyTooLarge:
+            body = None  # answered; too long to look into for a status word
     except EgressRefused as refused:
         return Observation(HealthStatus.UNKNOWN, detail=f"not called: {refused}")
     except httpx.InvalidURL as invalid:
@@ -59,7 +64,7 @@ async def probe(
     code = response.status_code
     if not 200 <= code < 300:
         return Observation(HealthStatus.DOWN, code, latency, f"answered {code}")
-    said = _status_word(response.content)
+    said = _status_word(body)
     if said is HealthStatus.DOWN or said is HealthStatus.DEGRADED:
         return Observation(said, code, latency, f"its body says it is {said.value}")
     if latency > degraded_ms:
@@ -69,8 +74,8 @@ async def probe(
     return Observation(HealthStatus.UP, code, latency)
 
 
-def _status_word(body: bytes) -> HealthStatus | None:
-    if not body or len(body) > _MAX_STATUS_BODY:
+def _status_word(body: bytes | None) -> HealthStatus | None:
+    if not body:
         return None
     try:
         parsed = json.loads(body)
