@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core import audit
@@ -111,7 +112,17 @@ async def sync(
     for key, feature in features.items():
         if key not in registered:
             row = Feature(id=uuid.uuid4(), key=key, label=feature.label, enabled=True, config={})
-            await repository.add(row)
+            try:
+                # a savepoint: two processes starting at once (bootstrap syncs) may both
+                # register it; the one that loses takes the winner's row
+                async with session.begin_nested():
+                    await repository.add(row)
+            except IntegrityError:
+                concurrent = await repository.by_key(key)
+                if concurrent is None:
+                    raise
+                registered[key] = concurrent
+                continue
             registered[key] = row
             added.append(key)
             await _audit(session, actor, "feature.add", row, features)
