@@ -3,6 +3,7 @@ guard, credentials sent to the first URL's origin only. Real servers on loopback
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
@@ -12,7 +13,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from portico.core.egress import EgressGuard, EgressRefused, guarded_get
+from portico.core.egress import (
+    BodyTooLarge,
+    EgressGuard,
+    EgressRefused,
+    guarded_get,
+    read_bounded,
+)
 from tests.support.live_server import serving
 
 
@@ -39,9 +46,23 @@ async def test_credentials_go_to_the_first_origin_only(servers: tuple[str, str])
     headers = {"Authorization": "Bearer psa_secret"}
     async with httpx.AsyncClient(timeout=10) as client:
         same = await guarded_get(client, guard, f"{a}/redirect?to=/echo", headers=headers)
-        assert same.json() == {"authorization": "Bearer psa_secret"}
+        assert json.loads(await read_bounded(same, 1024)) == {"authorization": "Bearer psa_secret"}
         other = await guarded_get(client, guard, f"{a}/redirect?to={b}/echo", headers=headers)
-        assert other.json() == {"authorization": None}
+        assert json.loads(await read_bounded(other, 1024)) == {"authorization": None}
+
+
+async def test_a_body_is_read_up_to_its_bound_only(servers: tuple[str, str]) -> None:
+    a, _ = servers
+    guard = EgressGuard.allowing(["127.0.0.0/8"])
+    async with httpx.AsyncClient(timeout=10) as client:
+        echoed = await guarded_get(client, guard, f"{a}/echo")
+        assert not echoed.is_closed  # streamed: nothing read yet
+        body = await read_bounded(echoed, 1024)
+        assert json.loads(body) == {"authorization": None} and echoed.is_closed
+        too_long = await guarded_get(client, guard, f"{a}/echo")
+        with pytest.raises(BodyTooLarge, match="more than 5 bytes"):
+            await read_bounded(too_long, 5)
+        assert too_long.is_closed
 
 
 async def test_each_location_is_checked(servers: tuple[str, str]) -> None:
