@@ -4,12 +4,18 @@ and problems), its tokens good on both surfaces, and ``GET /me``."""
 from __future__ import annotations
 
 import httpx
+from sqlalchemy import select
 
 from portico.core.account import AccountStatus
 from portico.core.audit import AuditEntry
 from portico.core.db.engine import Database
 from portico.core.settings import Settings
-from portico.marketplace.organisation.models import MembershipStatus
+from portico.marketplace.organisation.models import (
+    MemberRole,
+    MembershipStatus,
+    OrganisationMembership,
+    TeamRole,
+)
 from tests.conftest import TEST_PASSWORD
 from tests.marketplace.auth.conftest import enable_issuance
 from tests.marketplace.conftest import SiteFactory
@@ -119,3 +125,25 @@ async def test_sign_in_attempts_share_the_admin_api_budget(
     limited = await client.post(url("/auth/token"), json=body)
     assert limited.status_code == 429
     assert int(limited.headers["retry-after"]) > 0
+
+
+async def test_me_names_the_roles_held_directly_and_through_teams(
+    client: httpx.AsyncClient, database: Database, site: SiteFactory, catalogue: Catalogue
+) -> None:
+    acme = await catalogue.organisation("Acme")
+    red = await catalogue.team(acme, "Red")
+    person = await catalogue.member(acme, red)
+    async with database.session() as session, session.begin():
+        [membership] = await session.scalars(
+            select(OrganisationMembership).where(OrganisationMembership.user_id == person.id)
+        )
+        session.add(MemberRole(membership_id=membership.id, role="org-member"))
+        session.add(TeamRole(team_id=red, role="org-admin"))
+    me = await client.get(url("/me"), headers=person.headers)
+    assert me.status_code == 200, me.text
+    [acme_row] = me.json()["data"]["organisations"]
+    assert {(r["id"], r["predefined"]) for r in acme_row["roles"]} == {
+        ("org-member", True),
+        ("org-admin", True),
+    }
+    assert "invite members" in acme_row["permissions"]
