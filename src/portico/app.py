@@ -20,8 +20,9 @@ from portico.core.tokens import AccessTokenService
 from portico.management import openapi
 from portico.management.routes import include_management_routes
 from portico.marketplace.app import PREFIX, create_marketplace_app
-from portico.portal.jwks import router as portal_jwks_router
-from portico.portal.registration.endpoints import router as registration_router
+from portico.marketplace.public import token_issuer
+from portico.portal.app import PREFIX as PORTAL_PREFIX
+from portico.portal.app import create_portal_app
 
 MANAGEMENT_AUDIENCE = "portico-management"
 
@@ -65,9 +66,15 @@ def create_app(
     include_management_routes(app)
     # the pages the problem documents' ``type`` URIs name (relative: resolved at this root)
     app.include_router(problem_pages_router)
-    app.include_router(portal_jwks_router, prefix="/api/portal/v1")
-    app.include_router(registration_router, prefix="/api/portal/v1")
     app.mount(PREFIX, admin_api)
+    portal_api = create_portal_app(
+        settings,
+        database=database,
+        clock=clock,
+        token_issuer=token_issuer(admin_api),
+        rate_limiter=admin_api.state.rate_limiter,
+    )
+    app.mount(PORTAL_PREFIX, portal_api)
     openapi.install(app)  # every route's failures (problem+json), derived once for all
 
     @app.get("/healthz", include_in_schema=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated, Literal
 
 from email_validator import EmailNotValidError, validate_email
@@ -27,7 +28,8 @@ def _email(value: str) -> str:
     return email
 
 
-def _name(value: str) -> str:
+def clean_display_name(value: str) -> str:
+    """A display name without surrounding blanks; blank is refused."""
     stripped = value.strip()
     if not stripped:
         raise ValueError("must not be blank")
@@ -41,7 +43,14 @@ class RegistrationCreate(PlainWriteSchema):
     password: Annotated[
         str, Field(min_length=PASSWORD_MIN_LENGTH, max_length=PASSWORD_MAX_LENGTH)
     ] = Field(description=f"At least {PASSWORD_MIN_LENGTH} characters.")
-    display_name: Annotated[str, Field(max_length=200), AfterValidator(_name)]
+    display_name: Annotated[str, Field(max_length=200), AfterValidator(clean_display_name)]
+    # strict body, but a UUID travels in JSON as a string
+    organisation: Annotated[uuid.UUID, Field(strict=False)] | None = Field(
+        None,
+        description="A partner registration: the portal organisation to join (its id). The "
+        "new account then also waits in the organisation's approvals, and approving it there "
+        "activates both.",
+    )
 
 
 class RegistrationAccepted(PlainReadSchema):

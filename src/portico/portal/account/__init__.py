@@ -1,0 +1,1 @@
+"""The signed-in developer's own account: ``GET /me`` and ``GET /notifications``."""

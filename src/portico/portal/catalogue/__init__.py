@@ -1,0 +1,1 @@
+"""The catalogue as the caller may see it: ``/apis`` and ``/products``."""

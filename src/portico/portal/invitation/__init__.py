@@ -1,0 +1,1 @@
+"""Accepting an organisation's invitation: ``POST /invitations/accept``."""
