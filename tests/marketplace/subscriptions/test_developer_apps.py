@@ -86,10 +86,16 @@ async def _approved(
     )
     assert approved.status_code == 200, approved.text
 
+    async def active() -> bool:
+        async with database.session() as session:
+            found = await subscription_service.get(session=session, subscription_id=subscription_id)
+        return found.status.value == "active"
+
     async def admitted() -> bool:
         return await remote.through_gateway(key) == 200
 
-    await eventually(admitted, 30, what="the gateway to admit the key")
+    await eventually(active, 30, what="the subscription to become active")
+    await eventually(admitted, 10, what="the gateway to admit the key")
     return app_id, subscription_id, key
 
 

@@ -156,9 +156,13 @@ async def test_a_product_subscription_grants_the_product(
     app_id, key = await developer_app(database, settings, developer.id)
     subscription_id = await request_subscription(database, developer.id, app_id, product_node)
     assert (await decide(client, manager, subscription_id, "approve")).status_code == 200
-    await eventually(lambda: admitted(remote, key), 30, what="the gateway to admit the key")
-    shown = await subscription(client, manager, subscription_id)
-    assert shown["status"] == "active"
+
+    async def active() -> bool:
+        # the gateway may admit the key a moment before the worker records the success
+        return await status_of(client, manager, subscription_id) == "active"
+
+    await eventually(active, 30, what="the subscription to become active")
+    await eventually(lambda: admitted(remote, key), 10, what="the gateway to admit the key")
     developers = await remote.call("GET", "/developers", params={"email": developer.email})
     apps = await remote.call(
         "GET", f"/developers/{developers['items'][0]['id']}/envs/{remote.env_id}/apps"

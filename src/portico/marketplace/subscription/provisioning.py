@@ -102,6 +102,8 @@ class _Owed:
     grantee: Grantee | None = None
     target: Target | None = None
     app_id: uuid.UUID | None = None
+    #: when the key given was issued: a rotation meanwhile owes the remote app the new one
+    key_issued_at: datetime | None = None
     # a withdrawal's
     remote_app_id: str | None = None
     product_id: str | None = None
@@ -201,6 +203,7 @@ async def _owed(
             quota=node.quota if node is not None and node.bundle is Bundle.APIS else None,
         ),
         app_id=app.id,
+        key_issued_at=app.key_issued_at,
     )
 
 
@@ -290,10 +293,10 @@ async def _remember(
     environment) and the product granted. An app deleted meanwhile leaves a remote app
     whose removal is owed."""
     remotes = AppRemoteRepository(session)
-    app_exists = (
-        owed.app_id is not None
-        and await DeveloperAppRepository(session).get(owed.app_id) is not None
-    )
+    app = None
+    if owed.app_id is not None:
+        app = await DeveloperAppRepository(session).get(owed.app_id)
+    app_exists = app is not None
     remote = None
     if app_exists and owed.app_id is not None:
         remote = await remotes.find(owed.app_id, owed.connection_id, granted.environment_id)
@@ -317,6 +320,9 @@ async def _remember(
         remote.remote_developer_id = granted.developer_id
         remote.remote_app_id = granted.app_id
         remote.updated_at = now
+    if app is not None and app.key_issued_at != owed.key_issued_at:
+        # rotated while the grant was under way: the remote app holds the older key
+        await owe_remote(session, remote, RemoteWork.SET_KEY, now)
     subscription.remote_id = remote.id
     subscription.remote_product_id = granted.product_id
     await session.flush()
