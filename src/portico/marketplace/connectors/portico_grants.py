@@ -105,14 +105,11 @@ def _expect(status: int, body: Any, expected: tuple[int, ...], what: str) -> Non
 
 
 async def grant(remote: Remote, grantee: Grantee, target: Target) -> Granted:
-    if target.kind == "api":
-        environment = await _api_environment(remote, target.remote_id)
-        product_id = await _implied_product(remote, target, environment)
-    else:
-        product_id = target.remote_id
-        environment = await _product_environment(remote, product_id)
-    developer_id = await _developer(remote, grantee)
-    app = await _app(remote, grantee, developer_id, environment)
+    # what does not depend on each other is read together: each call is a round trip
+    (environment, product_id), developer_id = await asyncio.gather(
+        _where(remote, target), _developer(remote, grantee)
+    )
+    app = await _app(remote, grantee, developer_id, environment, product_id)
     await _add_product(remote, app, product_id)
     return Granted(
         environment_id=environment,
@@ -120,6 +117,17 @@ async def grant(remote: Remote, grantee: Grantee, target: Target) -> Granted:
         app_id=str(app["id"]),
         product_id=product_id,
     )
+
+
+async def _where(remote: Remote, target: Target) -> tuple[str, str]:
+    """The environment access is given in, and the product to grant there."""
+    if target.kind == "product":
+        return await _product_environment(remote, target.remote_id), target.remote_id
+    environment, implied = await asyncio.gather(
+        _api_environment(remote, target.remote_id),
+        _product_named(remote, f"{IMPLIED_PREFIX}{target.remote_id}"),
+    )
+    return environment, await _implied_product(remote, target, environment, implied)
 
 
 async def _api_environment(remote: Remote, api_id: str) -> str:
@@ -151,10 +159,12 @@ async def _product_environment(remote: Remote, product_id: str) -> str:
     )
 
 
-async def _implied_product(remote: Remote, target: Target, environment: str) -> str:
-    """The API's implied product, made and deployed to ``environment`` when missing."""
+async def _implied_product(
+    remote: Remote, target: Target, environment: str, product: dict[str, Any] | None
+) -> str:
+    """The API's implied product (``product``, as listed), made when missing and deployed
+    to ``environment`` when it is not yet."""
     name = f"{IMPLIED_PREFIX}{target.remote_id}"
-    product = await _product_named(remote, name)
     if product is None:
         quota = {k: v for k, v in (target.quota or UNLIMITED).items() if k in _QUOTA_KEYS}
         title = (target.title or target.remote_id)[:100].strip() or target.remote_id
@@ -227,10 +237,11 @@ async def _developer_by_email(remote: Remote, email: str) -> str | None:
 
 
 async def _app(
-    remote: Remote, grantee: Grantee, developer_id: str, environment: str
+    remote: Remote, grantee: Grantee, developer_id: str, environment: str, product_id: str
 ) -> dict[str, Any]:
     """The remote app of this portal app in ``environment``: the one remembered, else one
-    of its name (given the portal app's key), else a new one holding the key."""
+    of its name (given the portal app's key), else a new one holding the key and the
+    product already (one round trip less)."""
     known = grantee.known_apps.get(environment)
     if known is not None:
         app = await remote.read(f"/apps/{quote(known)}", f"reading app {known}", missing_ok=True)
@@ -243,7 +254,7 @@ async def _app(
         f"creating the app {grantee.app_name}",
         body={
             "name": grantee.app_name,
-            "products": {},
+            "products": {product_id: 0},
             "plugins": {"key-auth": {"key": grantee.app_key}},
         },
         expect=(201, 409),
