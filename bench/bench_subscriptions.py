@@ -11,9 +11,15 @@ as ``portico serve`` builds them (``worker.build_workers``' settings: the worker
 the approval's commit, and polls every ``PORTICO_WORKER_POLL_SECONDS`` otherwise).
 
 Each of ``BENCH_ROUNDS`` (20) rounds: a new developer app requests a subscription to the
-API; ``POST /subscriptions/{id}/approve``; the gateway is asked with the app's key every
-5 ms until it answers 200; then ``POST /subscriptions/{id}/revoke`` and the same until 401
-or 403. Times are from the return of the call; the call's own time is shown beside.
+API; ``POST /subscriptions/{id}/approve``; the subscription is read until it is ``active``,
+then the gateway is asked with the app's key every 5 ms until it answers 200; then ``POST
+/subscriptions/{id}/revoke`` and the gateway asked until 401 or 403. Times are from the
+return of the call; the call's own time is shown beside.
+
+Everything runs in one process and one event loop (the marketplace, its worker, the
+management service, the gateway and its feeder, and the polling client) on whatever cores
+the machine has: each side waits for the others' turns, which a deployment (separate
+processes) does not. The figures are an upper bound of the path's latency.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from portico.marketplace.app import PREFIX
 from portico.marketplace.node.models import Bundle
 from portico.worker import build_workers
 from tests.marketplace.subscriptions.harness import (
+    HOST,
     developer_app,
     published_node,
     remote_side,
@@ -125,6 +132,9 @@ async def main() -> None:
                 httpx.AsyncClient(
                     transport=transport, base_url=f"http://testserver{PREFIX}", headers=headers
                 ) as client,
+                httpx.AsyncClient(
+                    base_url=remote.gateway_url, headers={"Host": HOST}, timeout=10
+                ) as traffic,
             ):
                 made = await client.post("/gateways/connections", json=remote.connection_body())
                 assert made.status_code == 201, made.text
@@ -135,7 +145,8 @@ async def main() -> None:
                     connection_id=uuid.UUID(made.json()["data"]["id"]),
                     remote_id=remote.api_id,
                 )
-                admitted, refused, approve_calls, revoke_calls = [], [], [], []
+                admitted, activated, refused = [], [], []
+                approve_calls, revoke_calls = [], []
                 for round_ in range(ROUNDS + 1):  # the first one warms up
                     app_id, key = await developer_app(
                         database, settings, developer.id, f"app {round_}"
@@ -143,16 +154,22 @@ async def main() -> None:
                     sub = await request_subscription(database, developer.id, app_id, node)
 
                     async def ok(key: str = key) -> bool:
-                        return await remote.through_gateway(key) == 200
+                        return (await traffic.get("/orders", headers={"apikey": key})).is_success
 
                     async def no(key: str = key) -> bool:
-                        return await remote.through_gateway(key) in (401, 403)
+                        answer = await traffic.get("/orders", headers={"apikey": key})
+                        return answer.status_code in (401, 403)
+
+                    async def active(sub: uuid.UUID = sub) -> bool:
+                        shown = await client.get(f"/subscriptions/{sub}")
+                        return bool(shown.json()["data"]["status"] == "active")
 
                     start = time.perf_counter()
                     answer = await client.post(f"/subscriptions/{sub}/approve")
                     assert answer.status_code == 200, answer.text
                     approve_call = time.perf_counter() - start
-                    to_admit = await until(ok)
+                    to_active = await until(active)
+                    to_admit = to_active + await until(ok)
                     start = time.perf_counter()
                     answer = await client.post(
                         f"/subscriptions/{sub}/revoke", json={"reason": "bench"}
@@ -162,11 +179,13 @@ async def main() -> None:
                     to_refuse = await until(no)
                     if round_:
                         admitted.append(to_admit)
+                        activated.append(to_active)
                         refused.append(to_refuse)
                         approve_calls.append(approve_call)
                         revoke_calls.append(revoke_call)
                 print(f"subscriptions: {ROUNDS} rounds, one management service, one gateway")
                 print(line("approve call", approve_calls))
+                print(line("approval → active (portal)", activated))
                 print(line("approval → first 200", admitted))
                 print(line("revoke call", revoke_calls))
                 print(line("revocation → first 401/403", refused))
