@@ -442,7 +442,8 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         assert "application/problem+json" in declared["content"], (method, path)
     # and with the administrator's token, each reaches its handler
     for method, path in sorted(described - public):
-        body: dict[str, Any] | None = {"reason": "e2e"} if path.endswith("/reject") else None
+        reasoned = path.endswith(("/reject", "/revoke"))
+        body: dict[str, Any] | None = {"reason": "e2e"} if reasoned else None
         body = {**CONNECTION_BODIES, **CONTENT_BODIES, **ORGANISATION_BODIES}.get(
             (method, path), body
         )
@@ -485,4 +486,5 @@ def concrete(path: str) -> str:
         relationship=some_id,
         team=some_id,
         role=some_id,
+        subscription=some_id,
     )

@@ -117,8 +117,9 @@ async def test_one_feature_and_the_list_show_state_settings_and_their_schema(
     listed = await admin_api.get(url("/features?limit=2&sort=-key"), headers=manager.headers)
     assert listed.status_code == 200
     body = listed.json()
-    assert [f["key"] for f in body["data"]] == ["user", "notification"]
-    assert body["meta"] == {"count": len(MODULES), "page": 1, "limit": 2, "pages": 4}
+    assert [f["key"] for f in body["data"]] == sorted(EVERY, reverse=True)[:2]
+    pages = -(-len(MODULES) // 2)
+    assert body["meta"] == {"count": len(MODULES), "page": 1, "limit": 2, "pages": pages}
     assert body["links"]["next"] is not None
 
 

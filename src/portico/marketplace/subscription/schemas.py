@@ -7,9 +7,9 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
-from portico.core.schema import PlainReadSchema, PlainWriteSchema, no_control_characters
+from portico.core.schema import PlainReadSchema, PlainWriteSchema
 from portico.marketplace.subscription.models import Subscription, SubscriptionStatus
 
 Reason = Annotated[
@@ -23,12 +23,8 @@ Reason = Annotated[
 ]
 
 
-def _printable(value: str) -> str:
-    return no_control_characters(value.replace("\n", " ").replace("\t", " "))
-
-
 class DecisionReason(PlainWriteSchema):
-    reason: Annotated[Reason, AfterValidator(_printable)]
+    reason: Reason
 
 
 class SubscribedApp(PlainReadSchema):
