@@ -22,6 +22,7 @@ from portico.management.user import models as user_models
 from portico.management.widget import models as widget_models
 from portico.marketplace.auth import models as marketplace_auth_models
 from portico.marketplace.connection import models as gateway_connection_models
+from portico.marketplace.developer_app import models as developer_app_models
 from portico.marketplace.feature import models as portal_feature_models
 from portico.marketplace.governance import models as governance_models
 from portico.marketplace.health import models as health_models
@@ -29,6 +30,7 @@ from portico.marketplace.node import models as catalogue_node_models
 from portico.marketplace.node import search as node_search
 from portico.marketplace.notification import models as notification_models
 from portico.marketplace.organisation import models as portal_organisation_models
+from portico.marketplace.subscription import models as subscription_models
 from portico.marketplace.user import models as marketplace_user_models
 
 metadata = Base.metadata
@@ -52,6 +54,7 @@ __all__ = [
     "catalogue_node_models",
     "consumer_models",
     "dataplane_models",
+    "developer_app_models",
     "developer_models",
     "environment_models",
     "gateway_connection_models",
@@ -75,6 +78,7 @@ __all__ = [
     "revision_models",
     "role_models",
     "service_account_models",
+    "subscription_models",
     "telemetry_models",
     "upstream_models",
     "user_models",

@@ -21,11 +21,12 @@ from portico.management.analytics.retention import AnalyticsRetention
 
 # job kinds register when their modules load: loaded here so that the worker runs them
 # whichever admin-API modules the app routes (the gateway imports' import-apis, governance's
-# linting runs, the health checks)
+# linting runs, the health checks, the subscriptions' provisioning: its schedule imports them)
 from portico.marketplace.governance import jobs as _governance_jobs  # noqa: F401
 from portico.marketplace.health import jobs as _health_jobs  # noqa: F401
 from portico.marketplace.health.schedule import HealthSchedule
 from portico.marketplace.imports import jobs as _import_jobs  # noqa: F401
+from portico.marketplace.subscription.schedule import SubscriptionSchedule
 
 logger = logging.getLogger("portico.worker")
 
@@ -38,6 +39,8 @@ class Workers:
     compaction: AnalyticsCompaction
     #: queues the scheduled health checks; None when PORTICO_MARKETPLACE_HEALTH_INTERVAL_SECONDS=0
     health: HealthSchedule | None = None
+    #: queues the subscriptions' remote work again when its retry is due
+    subscriptions: SubscriptionSchedule | None = None
 
     def start(self) -> None:
         self.mailer.start()
@@ -46,12 +49,16 @@ class Workers:
         self.compaction.start()
         if self.health is not None:
             self.health.start()
+        if self.subscriptions is not None:
+            self.subscriptions.start()
         mode = "SMTP" if self.mailer.smtp else "log only (no PORTICO_SMTP_URL)"
         logger.info("workers started: mailer (%s), jobs (%s)", mode, self.jobs.name)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Let work in hand finish for up to ``grace`` seconds each; what remains is left
         for the next worker (queued jobs, leased emails)."""
+        if self.subscriptions is not None:
+            await self.subscriptions.stop(grace)
         if self.health is not None:
             await self.health.stop(grace)
         await self.compaction.stop(grace)
@@ -97,4 +104,5 @@ def build_workers(settings: Settings, *, database: Database, clock: Clock) -> Wo
         )
         if settings.marketplace_health_interval_seconds > 0
         else None,
+        subscriptions=SubscriptionSchedule(database, clock),
     )

@@ -5,12 +5,12 @@ server, real sockets (issue 5's "done when").
 loopback): token issuance refused (503) until `portico admin-api set-web-api-key`; then sign
 in as the bootstrap administrator, list users, register on the portal, find the registration
 pending, approve it, receive the activation email, read the approval's audit event, export
-the events as CSV. And the API describes and routes exactly the 100 endpoints built so far:
-the 97 of the seed's 103 that issue 5, the catalogue issue and issue 18 so far deliver
-(authentication, users and roles, events, notifications, jobs, source types, gateway
-connections and imports, the API and product catalogue, content and moderation, publishing,
-feature management, governance, API health, organisations, members, teams, partner
-approvals and organisation roles), and Portico's three page additions.
+the events as CSV. And the API describes and routes exactly the 106 endpoints built so far:
+the seed's 103 that issue 5, the catalogue issue and issue 18 deliver (authentication, users
+and roles, events, notifications, jobs, source types, gateway connections and imports, the
+API and product catalogue, content and moderation, publishing, feature management,
+governance, API health, organisations, members, teams, partner approvals, organisation
+roles and subscriptions), and Portico's three page additions.
 """
 
 from __future__ import annotations
@@ -157,6 +157,13 @@ DESCRIBED = {
     ("PATCH", "/organisations/{group}/members/{relationship}/roles"),
     ("POST", "/organisations/{group}/members/{relationship}/custom-roles/{role}"),
     ("DELETE", "/organisations/{group}/members/{relationship}/custom-roles/{role}"),
+    # subscriptions 6
+    ("GET", "/subscriptions"),
+    ("GET", "/subscriptions/{subscription}"),
+    ("GET", "/subscriptions/{subscription}/analytics"),
+    ("POST", "/subscriptions/{subscription}/approve"),
+    ("POST", "/subscriptions/{subscription}/reject"),
+    ("POST", "/subscriptions/{subscription}/revoke"),
     # Portico's additions, not among the seed's 103: pages are written here 3
     ("POST", "/content/page"),
     ("PATCH", "/content/page/{node}"),
@@ -414,7 +421,7 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         if method in ("get", "post", "put", "patch", "delete")
     }
     assert described == DESCRIBED
-    assert len(described | {OPENAPI}) == 100  # 97 of the seed's 103, and 3 additions
+    assert len(described | {OPENAPI}) == 106  # the seed's 103, and 3 additions
 
     # `portico bootstrap` registered every installed module's feature, all on
     features = api.get("/features", headers=admin)
@@ -435,7 +442,8 @@ def test_the_admin_api_describes_and_routes_exactly_the_endpoints_built(
         assert "application/problem+json" in declared["content"], (method, path)
     # and with the administrator's token, each reaches its handler
     for method, path in sorted(described - public):
-        body: dict[str, Any] | None = {"reason": "e2e"} if path.endswith("/reject") else None
+        reasoned = path.endswith(("/reject", "/revoke"))
+        body: dict[str, Any] | None = {"reason": "e2e"} if reasoned else None
         body = {**CONNECTION_BODIES, **CONTENT_BODIES, **ORGANISATION_BODIES}.get(
             (method, path), body
         )
@@ -478,4 +486,5 @@ def concrete(path: str) -> str:
         relationship=some_id,
         team=some_id,
         role=some_id,
+        subscription=some_id,
     )

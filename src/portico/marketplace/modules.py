@@ -255,6 +255,26 @@ MODULES: tuple[Module, ...] = (
         ("portico.marketplace.health.endpoints:router",),
         needs=("content",),
     ),
+    Module(
+        "subscriptions",
+        "API subscriptions",
+        (
+            _p(
+                "administer apim subscriptions",
+                "Administer API subscriptions",
+                "Approve, reject and revoke developer apps' subscriptions to APIs and products.",
+                "subscriptions",
+            ),
+            _p(
+                "view api analytics",
+                "View API analytics",
+                "Read subscriptions' traffic as their gateway connection reports it.",
+                "subscriptions",
+            ),
+        ),
+        ("portico.marketplace.subscription.endpoints:router",),
+        needs=("content",),
+    ),
 )
 MODULE_NAMES = frozenset(m.name for m in MODULES)
 

@@ -29,7 +29,8 @@ async def test_the_source_types_with_their_capabilities(
     portico = body["data"][1]
     assert set(portico["capabilities"]) == CAPABILITIES
     assert portico["capabilities"]["apis"] is True
-    assert portico["capabilities"]["subscription_provisioning"] is False
+    assert portico["capabilities"]["subscription_provisioning"] is True
+    assert portico["capabilities"]["health"] is False
     assert portico["feature_flag"] == {"name": "gateway_sync.source.portico", "enabled": True}
 
 

@@ -11,7 +11,13 @@ the field at fault, when one is), never including a secret. What a connector imp
 * ``fetch_api``: one API with its OpenAPI document and revision (:class:`RemoteApiDetail`),
   or :class:`RemoteNotFound`;
 * ``list_products`` (only with the ``products`` capability): every product, with its quota
-  and the remote ids of its APIs (:class:`RemoteProduct`).
+  and the remote ids of its APIs (:class:`RemoteProduct`);
+* with the ``subscription_provisioning`` capability, what an approved subscription needs
+  (``provisioning.py`` holds the shapes): ``grant`` (the developer, an app of the portal
+  app's name holding its key, and the API's or product's access, created as needed and
+  idempotently), ``withdraw`` (one product taken back; the remote app revoked when it has
+  none left), ``set_key`` (a rotated key), ``remove_app`` (a deleted portal app) and
+  ``usage`` (the app's traffic on the granted product, for the subscription's analytics).
 
 A third source (APISIX's or Kong's Admin API) is one module that subclasses
 :class:`Connector`, sets its class attributes, implements those methods with
@@ -25,7 +31,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -36,7 +42,15 @@ from portico.core.egress import (
     EgressGuard,
     EgressRefused,
     guarded_get,
+    guarded_request,
     read_bounded,
+)
+from portico.marketplace.connectors.provisioning import (
+    Granted,
+    Grantee,
+    Target,
+    Usage,
+    Window,
 )
 
 #: what a connection field holds: a text, an absolute http(s) URL, or a list of those URLs
@@ -209,6 +223,51 @@ class Outbound:
         response, body = await self.read(url, headers=headers)
         return response.status_code, json_of(url, response.status_code, body) if body else None
 
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[httpx.Response, bytes]:
+        """A write (``POST``, ``PATCH``, ``DELETE``...) to ``url`` with ``body`` as JSON, and
+        the answer's body (at most :data:`MAX_BODY_BYTES`). Tried once, whatever happens: a
+        write is not repeated blindly here; the caller's durable retry (the subscription
+        provisioning's due time) decides when to try again. Failures as :meth:`get`'s."""
+        if self.client is not None:
+            return await self._send(self.client, method, url, body, headers)
+        async with httpx.AsyncClient(timeout=self.timeout, trust_env=False) as client:
+            return await self._send(client, method, url, body, headers)
+
+    async def send_json(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """The status of :meth:`send` and its body as JSON (None when empty)."""
+        response, raw = await self.send(method, url, body=body, headers=headers)
+        return response.status_code, json_of(url, response.status_code, raw) if raw else None
+
+    async def _send(
+        self,
+        client: httpx.AsyncClient,
+        method: str,
+        url: str,
+        body: Any,
+        headers: Mapping[str, str] | None,
+    ) -> tuple[httpx.Response, bytes]:
+        kwargs: dict[str, Any] = {"headers": dict(headers or {})}
+        if body is not None:
+            kwargs["json"] = body
+        with _failures(url, self.timeout, None):
+            response = await guarded_request(client, self.guard, method, url, stream=True, **kwargs)
+            return response, await _read_bounded(response, url, None)
+        raise AssertionError("unreachable: _failures raises or the block returns")
+
     async def _get(
         self,
         client: httpx.AsyncClient,
@@ -216,36 +275,43 @@ class Outbound:
         headers: Mapping[str, str] | None,
         config_field: str | None,
     ) -> tuple[httpx.Response, bytes]:
-        try:
+        with _failures(url, self.timeout, config_field):
             response = await guarded_get(client, self.guard, url, headers=dict(headers or {}))
-            body = await _read_bounded(response, url, config_field)
-        except EgressRefused as error:
-            raise ConnectorError(f"{url} may not be reached: {error}", field=config_field) from None
-        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
-            raise _Unreachable(
-                f"cannot connect to {url}: {_reason(error)}", field=config_field
-            ) from None
-        except httpx.TimeoutException:
-            raise ConnectorError(
-                f"{url} did not answer within {self.timeout:g} seconds", field=config_field
-            ) from None
-        except httpx.LocalProtocolError:
-            # never its text: it may quote a header, credentials included
-            raise ConnectorError(
-                f"cannot request {url}: the URL or a credential is not valid in HTTP",
-                field=config_field,
-            ) from None
-        except httpx.HTTPError as error:
-            raise ConnectorError(
-                f"cannot connect to {url}: {_reason(error)}", field=config_field
-            ) from None
-        except (httpx.InvalidURL, ValueError):  # UnicodeError: a header not ASCII
-            # the URL or a credential cannot travel in an HTTP request as written
-            raise ConnectorError(
-                f"cannot request {url}: the URL or a credential is not valid in HTTP",
-                field=config_field,
-            ) from None
-        return response, body
+            return response, await _read_bounded(response, url, config_field)
+        raise AssertionError("unreachable: _failures raises or the block returns")
+
+
+@contextlib.contextmanager
+def _failures(url: str, timeout: float, config_field: str | None) -> Iterator[None]:
+    """What goes wrong on the way to ``url``, as :class:`ConnectorError` (never the text of
+    an error that may quote a header, credentials included)."""
+    try:
+        yield
+    except EgressRefused as error:
+        raise ConnectorError(f"{url} may not be reached: {error}", field=config_field) from None
+    except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+        raise _Unreachable(
+            f"cannot connect to {url}: {_reason(error)}", field=config_field
+        ) from None
+    except httpx.TimeoutException:
+        raise ConnectorError(
+            f"{url} did not answer within {timeout:g} seconds", field=config_field
+        ) from None
+    except httpx.LocalProtocolError:
+        raise ConnectorError(
+            f"cannot request {url}: the URL or a credential is not valid in HTTP",
+            field=config_field,
+        ) from None
+    except httpx.HTTPError as error:
+        raise ConnectorError(
+            f"cannot connect to {url}: {_reason(error)}", field=config_field
+        ) from None
+    except (httpx.InvalidURL, ValueError):  # UnicodeError: a header not ASCII
+        # the URL or a credential cannot travel in an HTTP request as written
+        raise ConnectorError(
+            f"cannot request {url}: the URL or a credential is not valid in HTTP",
+            field=config_field,
+        ) from None
 
 
 def json_of(url: str, status: int, body: bytes) -> Any:
@@ -283,6 +349,10 @@ async def _read_bounded(response: httpx.Response, url: str, config_field: str | 
 
 def _reason(error: httpx.HTTPError) -> str:
     return str(error) or type(error).__name__
+
+
+class ProvisioningUnsupported(ConnectorError):
+    """The source type cannot give access (``subscription_provisioning`` is false)."""
 
 
 class Connector(abc.ABC):
@@ -349,6 +419,56 @@ class Connector(abc.ABC):
     ) -> list[RemoteProduct]:
         """Every product of the remote side (connectors with the ``products`` capability)."""
         raise ProductsUnsupported(f"{self.label} ({self.id}) sources have no products")
+
+    # ---------------------------------------------- provisioning (subscription_provisioning)
+    #
+    # Each method is idempotent (run again after a failure, it finishes the work rather than
+    # doing it twice) and raises ConnectorError when the remote side cannot be used now:
+    # the caller records the message and tries again later.
+
+    async def grant(
+        self, config: Mapping[str, Any], outbound: Outbound, grantee: Grantee, target: Target
+    ) -> Granted:
+        """Give ``grantee``'s app access to ``target``: the remote developer and app made
+        when missing (the app holding ``grantee.app_key``), the product (or the API's
+        implied product) added to the app's products, the app active."""
+        raise self._unsupported()
+
+    async def withdraw(
+        self, config: Mapping[str, Any], outbound: Outbound, *, app_id: str, product_id: str
+    ) -> None:
+        """Take ``product_id`` out of the remote app's products; revoke the app when it has
+        none left. An app or a product already gone is done."""
+        raise self._unsupported()
+
+    async def set_key(
+        self, config: Mapping[str, Any], outbound: Outbound, *, app_id: str, key: str
+    ) -> None:
+        """The remote app's key-auth key is now ``key`` (the portal app's rotated key)."""
+        raise self._unsupported()
+
+    async def remove_app(
+        self, config: Mapping[str, Any], outbound: Outbound, *, app_id: str
+    ) -> None:
+        """Delete the remote app (its portal app was deleted); one already gone is done."""
+        raise self._unsupported()
+
+    async def usage(
+        self,
+        config: Mapping[str, Any],
+        outbound: Outbound,
+        *,
+        app_id: str,
+        product_id: str,
+        window: Window,
+    ) -> Usage:
+        """The remote app's traffic on ``product_id`` over the last ``window``."""
+        raise self._unsupported()
+
+    def _unsupported(self) -> ProvisioningUnsupported:
+        return ProvisioningUnsupported(
+            f"{self.label} ({self.id}) sources cannot provision subscriptions"
+        )
 
 
 def capabilities(**enabled: bool) -> Mapping[str, bool]:

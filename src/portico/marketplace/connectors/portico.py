@@ -18,6 +18,10 @@ What an import reads (``/work/shared/design/management-api.md``):
   ``version`` is the document's ``info.version``, else that revision number;
 * the products: ``GET /api/orgs/{org}/products``, every page; the title is the display
   name (else the name), with the quota and the ``apiIds`` as the service holds them.
+
+Subscriptions are provisioned by ``portico_grants.py`` (developer, app with the portal
+app's key, the product or the API's implied product); the service account then needs
+``developer.manage``, ``product.manage`` and ``analytics.read`` besides the reads.
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ import asyncio
 import re
 import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 from portico.core.errors import ValidationFailed
 from portico.core.openapi_document import parse_document
+from portico.marketplace.connectors import portico_grants
 from portico.marketplace.connectors.base import (
     ConnectionField,
     Connector,
@@ -44,6 +50,7 @@ from portico.marketplace.connectors.base import (
     json_object,
     json_text,
 )
+from portico.marketplace.connectors.provisioning import Granted, Grantee, Target, Usage, Window
 
 #: what can travel as a bearer token (RFC 6750's b64token, loosely: visible ASCII)
 _TOKEN = re.compile(r"[\x21-\x7e]+")
@@ -59,7 +66,14 @@ class PorticoConnector(Connector):
     id = "portico"
     label = "Portico management service"
     description = "APIs and products of an organisation of a Portico management service."
-    capabilities = capabilities(apis=True, products=True, remote_inventory=True, async_import=True)
+    capabilities = capabilities(
+        apis=True,
+        products=True,
+        remote_inventory=True,
+        async_import=True,
+        analytics=True,
+        subscription_provisioning=True,
+    )
     connection_fields = (
         ConnectionField(
             "base_url",
@@ -139,6 +153,49 @@ class PorticoConnector(Connector):
             _remote_product(item)
             for item in await _all_pages(outbound, f"{org}/products", headers, config)
         ]
+
+    # ------------------------------------------------ provisioning (portico_grants.py)
+
+    async def grant(
+        self, config: Mapping[str, Any], outbound: Outbound, grantee: Grantee, target: Target
+    ) -> Granted:
+        async with outbound.reading() as shared:
+            return await portico_grants.grant(_remote(config, shared), grantee, target)
+
+    async def withdraw(
+        self, config: Mapping[str, Any], outbound: Outbound, *, app_id: str, product_id: str
+    ) -> None:
+        async with outbound.reading() as shared:
+            await portico_grants.withdraw(_remote(config, shared), app_id, product_id)
+
+    async def set_key(
+        self, config: Mapping[str, Any], outbound: Outbound, *, app_id: str, key: str
+    ) -> None:
+        await portico_grants.set_key(_remote(config, outbound), app_id, key)
+
+    async def remove_app(
+        self, config: Mapping[str, Any], outbound: Outbound, *, app_id: str
+    ) -> None:
+        await portico_grants.remove_app(_remote(config, outbound), app_id)
+
+    async def usage(
+        self,
+        config: Mapping[str, Any],
+        outbound: Outbound,
+        *,
+        app_id: str,
+        product_id: str,
+        window: Window,
+    ) -> Usage:
+        async with outbound.reading() as shared:
+            return await portico_grants.usage(
+                _remote(config, shared), app_id, product_id, window, datetime.now(UTC)
+            )
+
+
+def _remote(config: Mapping[str, Any], outbound: Outbound) -> portico_grants.Remote:
+    org, headers = _org_and_headers(config)
+    return portico_grants.Remote(outbound, org, headers)
 
 
 def _org_and_headers(config: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
