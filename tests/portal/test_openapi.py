@@ -19,6 +19,18 @@ ROUTES = {
     ("GET", "/products"),
     ("GET", "/products/{node}"),
     ("POST", "/invitations/accept"),
+    ("GET", "/apps"),
+    ("POST", "/apps"),
+    ("GET", "/apps/{app}"),
+    ("PATCH", "/apps/{app}"),
+    ("DELETE", "/apps/{app}"),
+    ("POST", "/apps/{app}/credentials/rotate"),
+    ("GET", "/apps/{app}/analytics"),
+    ("POST", "/apps/{app}/subscriptions"),
+    ("GET", "/apps/{app}/subscriptions"),
+    # a Portico addition to the design's routes: what a new subscription's Location names
+    ("GET", "/apps/{app}/subscriptions/{subscription}"),
+    ("DELETE", "/apps/{app}/subscriptions/{subscription}"),
 }
 #: the statuses each answers (besides its success), as the route's shape and code imply
 FAILURES = {
@@ -33,6 +45,17 @@ FAILURES = {
     ("GET", "/products"): {"400", "401"},
     ("GET", "/products/{node}"): {"400", "401", "404"},
     ("POST", "/invitations/accept"): {"400", "401", "404", "413", "415", "429"},
+    ("GET", "/apps"): {"400", "401"},
+    ("POST", "/apps"): {"400", "401", "409", "413", "415"},
+    ("GET", "/apps/{app}"): {"400", "401", "404"},
+    ("PATCH", "/apps/{app}"): {"400", "401", "404", "409", "413", "415"},
+    ("DELETE", "/apps/{app}"): {"400", "401", "404"},
+    ("POST", "/apps/{app}/credentials/rotate"): {"400", "401", "404"},
+    ("GET", "/apps/{app}/analytics"): {"400", "401", "404", "502"},
+    ("POST", "/apps/{app}/subscriptions"): {"400", "401", "404", "409", "413", "415"},
+    ("GET", "/apps/{app}/subscriptions"): {"400", "401", "404"},
+    ("GET", "/apps/{app}/subscriptions/{subscription}"): {"400", "401", "404"},
+    ("DELETE", "/apps/{app}/subscriptions/{subscription}"): {"400", "401", "404", "409"},
 }
 SIGNED_IN = [{"id_token": []}]
 EITHER = [{}, {"id_token": []}]
@@ -60,13 +83,28 @@ async def test_the_document_lists_every_route_with_its_problems(client: httpx.As
                 "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
             }, (key, status)
         assert "422" not in responses
+    for key in ROUTES:
+        if key[1].startswith("/apps"):
+            assert operations[key]["security"] == SIGNED_IN, key
     assert operations[("GET", "/me")]["security"] == SIGNED_IN
     assert operations[("GET", "/apis")]["security"] == EITHER
     assert operations[("POST", "/invitations/accept")]["security"] == EITHER
     assert "security" not in operations[("POST", "/auth/token")]
     list_parameters = {p["name"] for p in operations[("GET", "/apis")]["parameters"]}
     assert list_parameters == {"page", "limit", "sort", "filter[search]", "filter[organisation]"}
+    created = operations[("POST", "/apps")]["responses"]["201"]["content"]["application/json"]
+    assert created["schema"] == {"$ref": "#/components/schemas/Envelope_DeveloperAppWithKey_"}
+    subscribed = operations[("POST", "/apps/{app}/subscriptions")]["requestBody"]["content"]
+    assert subscribed["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/SubscriptionRequest"
+    }
     schemas = document["components"]["schemas"]
+    assert schemas["SubscriptionRequest"]["oneOf"] == [
+        {"required": ["api"]},
+        {"required": ["product"]},
+    ]
+    analytics = schemas["SubscriptionAnalytics"]["properties"]
+    assert set(analytics) == {"window", "requests", "errors", "latency_ms", "quota"}
     assert "HTTPValidationError" not in schemas and "Problem" in schemas
     assert document["components"]["securitySchemes"]["id_token"]["scheme"] == "bearer"
     # unknown query parameters are refused here too

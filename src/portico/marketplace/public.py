@@ -15,7 +15,9 @@ What the portal needs and gets here:
   bodies), so that one ID token serves both surfaces;
 - the storefront (``storefront/``): published APIs and products as a caller may see them;
 - the developer's own account (``developer/``): profile, notifications, invitations;
-- the partner registration's pending relationship (:func:`request_membership`).
+- the partner registration's pending relationship (:func:`request_membership`);
+- the developer's apps (``developer_app/``: the key shown at creation and rotation only)
+  and their subscriptions and usage (``subscription/``), each an app of the caller's only.
 
 Adding to it is a change of the contract: keep it small, and wrap rather than re-export
 what the portal should not depend on the shape of.
@@ -34,6 +36,8 @@ from portico.core.account import User
 from portico.core.audit import Actor
 from portico.core.clock import Clock
 from portico.core.errors import Unauthorized, ValidationFailed
+from portico.core.filter_values import FilterValues
+from portico.core.pagination import ListQuery, Page
 from portico.core.ratelimit import Limit
 from portico.core.refresh import RefreshTokenStore
 from portico.core.sealing import SecretBox
@@ -45,6 +49,7 @@ from portico.marketplace.auth.keys import IdTokenService
 from portico.marketplace.auth.ratelimit import REFRESH_ATTEMPTS, REGISTRATIONS, TOKEN_ATTEMPTS
 from portico.marketplace.auth.schemas import RefreshRequest, TokenRead, TokenRequest
 from portico.marketplace.auth.service import TokenIssuanceDisabled
+from portico.marketplace.connectors.provisioning import Usage, Window
 from portico.marketplace.developer.schemas import (
     InvitationAccepted,
     Me,
@@ -58,6 +63,17 @@ from portico.marketplace.developer.service import (
     notifications,
     profile,
 )
+from portico.marketplace.developer_app import keys as app_keys
+from portico.marketplace.developer_app import service as app_service
+from portico.marketplace.developer_app.models import DeveloperApp
+from portico.marketplace.developer_app.schemas import (
+    Credential,
+    DeveloperAppCreate,
+    DeveloperAppRead,
+    DeveloperAppUpdate,
+    DeveloperAppWithKey,
+)
+from portico.marketplace.developer_app.service import DeveloperAppNameTaken, DeveloperAppNotFound
 from portico.marketplace.organisation import approvals
 from portico.marketplace.organisation.repository import OrganisationRepository
 from portico.marketplace.storefront.schemas import (
@@ -74,6 +90,27 @@ from portico.marketplace.storefront.service import (
     list_apis,
     list_products,
 )
+from portico.marketplace.subscription import hooks as _subscription_hooks  # noqa: F401
+from portico.marketplace.subscription import service as subscription_service
+from portico.marketplace.subscription.models import SubscriptionStatus
+from portico.marketplace.subscription.repository import (
+    SubscriptionFilters,
+    SubscriptionRepository,
+)
+from portico.marketplace.subscription.schemas import (
+    LatencyRead,
+    QuotaRead,
+    SubscribedNode,
+    SubscriptionAnalytics,
+    SubscriptionRead,
+)
+from portico.marketplace.subscription.service import (
+    AlreadySubscribed,
+    AnalyticsUnavailable,
+    NoGatewayAccess,
+    SubscriptionNotFound,
+    TransitionRefused,
+)
 
 __all__ = [
     "REFRESH_ATTEMPTS",
@@ -81,10 +118,20 @@ __all__ = [
     "SURFACE",
     "TOKEN_ATTEMPTS",
     "USER_MODULE",
+    "AlreadySubscribed",
+    "AnalyticsUnavailable",
+    "Credential",
+    "DeveloperAppCreate",
+    "DeveloperAppNameTaken",
+    "DeveloperAppNotFound",
+    "DeveloperAppRead",
+    "DeveloperAppUpdate",
+    "DeveloperAppWithKey",
     "InvitationAccepted",
     "InvitationInvalid",
     "InvitationOwnerUnproven",
     "KeySetPublisher",
+    "LatencyRead",
     "Me",
     "MyNotification",
     "MyOrganisation",
@@ -94,24 +141,44 @@ __all__ = [
     "PortalApiSummary",
     "PortalProduct",
     "PortalProductNotFound",
+    "QuotaRead",
     "RefreshRequest",
+    "SubscribedNode",
+    "SubscriptionAnalytics",
+    "SubscriptionNotFound",
+    "SubscriptionRead",
+    "SubscriptionStatus",
     "TokenIssuanceDisabled",
     "TokenIssuer",
     "TokenRead",
     "TokenRequest",
+    "TransitionRefused",
+    "Usage",
+    "Window",
     "accept_invitation",
+    "app_usage",
+    "cancel_subscription",
     "check_organisation",
+    "create_app",
+    "delete_app",
     "enforce_rate_limit",
     "ensure_issuance_enabled",
     "get_api",
+    "get_app",
     "get_product",
+    "get_subscription",
     "key_set_publisher",
     "list_apis",
+    "list_apps",
     "list_products",
+    "list_subscriptions",
     "notifications",
     "profile",
     "request_membership",
+    "rotate_app_key",
+    "subscribe",
     "token_issuer",
+    "update_app",
 ]
 
 #: the marketplace module that owns accounts, as audit entries name it
@@ -215,3 +282,211 @@ async def request_membership(
         session, user=user, organisation_id=organisation_id, now=now
     )
     return membership.id
+
+
+# -- developer apps ---------------------------------------------------------------------------
+# An app of another account is not found (404). The clear key leaves the marketplace in the
+# answers of ``create_app`` and ``rotate_app_key`` only (``DeveloperAppWithKey``).
+
+
+def _with_key(app: DeveloperApp, key: str) -> DeveloperAppWithKey:
+    read = DeveloperAppRead.of(app)
+    return DeveloperAppWithKey(**read.model_dump(), credentials=[Credential(key=key)])
+
+
+async def create_app(
+    *,
+    session: AsyncSession,
+    owner: User,
+    data: DeveloperAppCreate,
+    settings: Settings,
+    actor: Actor,
+    now: datetime,
+) -> DeveloperAppWithKey:
+    """A new app and its ``key-auth`` key, in clear this once (409 for a name taken)."""
+    app, key = await app_service.create(
+        session=session,
+        owner=owner,
+        data=data,
+        box=app_keys.box_for(settings.signing_keys()),
+        actor=actor,
+        now=now,
+    )
+    return _with_key(app, key)
+
+
+async def list_apps(
+    *, session: AsyncSession, owner_id: uuid.UUID, query: ListQuery
+) -> Page[DeveloperAppRead]:
+    page = await app_service.list_for_owner(session=session, owner_id=owner_id, query=query)
+    return Page(
+        items=[DeveloperAppRead.of(app) for app in page.items],
+        page=page.page,
+        size=page.size,
+        total=page.total,
+    )
+
+
+async def get_app(
+    *, session: AsyncSession, owner_id: uuid.UUID, app_id: uuid.UUID
+) -> DeveloperAppRead:
+    app = await app_service.get_for_owner(session=session, owner_id=owner_id, app_id=app_id)
+    return DeveloperAppRead.of(app)
+
+
+async def update_app(
+    *,
+    session: AsyncSession,
+    owner: User,
+    app_id: uuid.UUID,
+    data: DeveloperAppUpdate,
+    actor: Actor,
+    now: datetime,
+) -> DeveloperAppRead:
+    app = await app_service.update(
+        session=session, owner=owner, app_id=app_id, data=data, actor=actor, now=now
+    )
+    return DeveloperAppRead.of(app)
+
+
+async def delete_app(
+    *, session: AsyncSession, owner: User, app_id: uuid.UUID, actor: Actor, now: datetime
+) -> None:
+    """The app goes; its live subscriptions are cancelled and its gateway apps removed."""
+    await app_service.delete(session=session, owner=owner, app_id=app_id, actor=actor, now=now)
+
+
+async def rotate_app_key(
+    *,
+    session: AsyncSession,
+    owner: User,
+    app_id: uuid.UUID,
+    settings: Settings,
+    actor: Actor,
+    now: datetime,
+) -> DeveloperAppWithKey:
+    """A new key, in clear this once; the old one stops working (on the gateways as soon as
+    they are given the new one)."""
+    app, key = await app_service.rotate_key(
+        session=session,
+        owner=owner,
+        app_id=app_id,
+        box=app_keys.box_for(settings.signing_keys()),
+        actor=actor,
+        now=now,
+    )
+    return _with_key(app, key)
+
+
+# -- subscriptions ----------------------------------------------------------------------------
+
+
+async def subscribe(
+    *,
+    session: AsyncSession,
+    owner: User,
+    app_id: uuid.UUID,
+    api: uuid.UUID | None,
+    product: uuid.UUID | None,
+    actor: Actor,
+    now: datetime,
+) -> SubscriptionRead:
+    """A pending subscription of the app to an API or a product (one of them). A node the
+    caller may not see in the storefront is not found, as one that does not exist."""
+    await app_service.get_for_owner(session=session, owner_id=owner.id, app_id=app_id)
+    if api is not None:
+        await get_api(session=session, user_id=owner.id, node_id=api)
+        node_id = api
+    else:
+        assert product is not None
+        await get_product(session=session, user_id=owner.id, node_id=product)
+        node_id = product
+    subscription = await subscription_service.request(
+        session=session, owner=owner, app_id=app_id, node_id=node_id, now=now, actor=actor
+    )
+    return SubscriptionRead.of(subscription)
+
+
+async def list_subscriptions(
+    *, session: AsyncSession, owner_id: uuid.UUID, app_id: uuid.UUID, query: ListQuery
+) -> Page[SubscriptionRead]:
+    """A page of the app's subscriptions, whatever their status (``filter[status]`` narrows
+    them to one); sorts ``requested_at`` (default), ``status``, ``node_title``."""
+    await app_service.get_for_owner(session=session, owner_id=owner_id, app_id=app_id)
+    values = FilterValues(query.filters)
+    status = values.choice("status", SubscriptionStatus)
+    values.check()
+    repository = SubscriptionRepository(session)
+    page = await repository.page(
+        repository.matching(SubscriptionFilters(status=status, app_id=app_id)), query
+    )
+    return Page(
+        items=[SubscriptionRead.of(s) for s in page.items],
+        page=page.page,
+        size=page.size,
+        total=page.total,
+    )
+
+
+async def get_subscription(
+    *, session: AsyncSession, owner_id: uuid.UUID, app_id: uuid.UUID, subscription_id: uuid.UUID
+) -> SubscriptionRead:
+    """One of the app's subscriptions."""
+    await app_service.get_for_owner(session=session, owner_id=owner_id, app_id=app_id)
+    found = await subscription_service.get(session=session, subscription_id=subscription_id)
+    if found.app_id != app_id or found.owner_id != owner_id:
+        raise SubscriptionNotFound()
+    return SubscriptionRead.of(found)
+
+
+async def cancel_subscription(
+    *,
+    session: AsyncSession,
+    owner: User,
+    app_id: uuid.UUID,
+    subscription_id: uuid.UUID,
+    actor: Actor,
+    now: datetime,
+) -> None:
+    """Cancel one of the app's subscriptions (409 when its status does not allow it)."""
+    await get_subscription(
+        session=session, owner_id=owner.id, app_id=app_id, subscription_id=subscription_id
+    )
+    await subscription_service.cancel(
+        session=session, owner=owner, subscription_id=subscription_id, now=now, actor=actor
+    )
+
+
+async def app_usage(
+    *,
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    app_id: uuid.UUID,
+    window: Window,
+    settings: Settings,
+) -> list[Usage]:
+    """The usage of each of the app's active subscriptions that holds access on a gateway,
+    read from its gateway connection now, one after the other (no transaction is held while
+    each is read); 502 ``AnalyticsUnavailable`` when one cannot be read."""
+    subscriptions = await subscription_service.list_for_app(
+        session=session, owner_id=owner_id, app_id=app_id
+    )
+    reported = [
+        s.id
+        for s in subscriptions
+        if s.status is SubscriptionStatus.ACTIVE and s.remote_product_id is not None
+    ]
+    usages = []
+    for subscription_id in reported:
+        try:
+            usages.append(
+                await subscription_service.analytics(
+                    session=session,
+                    subscription_id=subscription_id,
+                    window=window,
+                    settings=settings,
+                )
+            )
+        except NoGatewayAccess:
+            continue  # its access went while the others were read: nothing to report
+    return usages

@@ -24,11 +24,13 @@ from portico.core.settings import Settings
 from portico.marketplace.public import TokenIssuer
 from portico.portal import openapi
 from portico.portal.account.endpoints import router as account_router
+from portico.portal.apps.endpoints import router as apps_router
 from portico.portal.auth.endpoints import router as auth_router
 from portico.portal.catalogue.endpoints import router as catalogue_router
 from portico.portal.invitation.endpoints import router as invitation_router
 from portico.portal.jwks import router as jwks_router
 from portico.portal.registration.endpoints import router as registration_router
+from portico.portal.subscriptions.endpoints import router as subscriptions_router
 
 PREFIX = "/api/portal/v1"
 #: the version of the portal API's document; the path carries the major, v1
@@ -40,6 +42,8 @@ ROUTERS = (
     account_router,
     catalogue_router,
     invitation_router,
+    apps_router,
+    subscriptions_router,
 )
 
 

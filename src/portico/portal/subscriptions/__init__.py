@@ -1,0 +1,1 @@
+"""An app's subscriptions on the portal: ``/apps/{app}/subscriptions``."""
