@@ -120,7 +120,7 @@ async def test_the_developer_loop_by_http(
     async def admitted() -> bool:
         return await remote.through_gateway(key) == 200
 
-    await eventually(admitted, 30, what="the gateway to admit the app's key")
+    await eventually(admitted, 90, what="the gateway to admit the app's key")
 
     async def status() -> str:
         mine = await ok(
@@ -128,7 +128,7 @@ async def test_the_developer_loop_by_http(
         )
         return str(mine["data"][0]["status"])
 
-    await eventually(lambda: _is(status, "active"), 30, what="the subscription to be active")
+    await eventually(lambda: _is(status, "active"), 90, what="the subscription to be active")
 
     # its usage shows the traffic, read from the management service
     async def traffic() -> dict[str, Any] | None:
@@ -140,7 +140,7 @@ async def test_the_developer_loop_by_http(
         data: dict[str, Any] = usage["data"]
         return data if data["requests"] >= 1 else None
 
-    await eventually(traffic, 30, what="the traffic to reach the app's usage")
+    await eventually(traffic, 90, what="the traffic to reach the app's usage")
     usage = await traffic()
     assert usage is not None and usage["window"] == "1h" and usage["errors"] == 0
     assert usage["quota"] == {"limit": None, "used": None}  # an API's implied product: unlimited
@@ -164,7 +164,7 @@ async def test_the_developer_loop_by_http(
     async def refused() -> bool:
         return await remote.through_gateway(key) in (401, 403)
 
-    await eventually(refused, 30, what="the gateway to refuse the app's key")
+    await eventually(refused, 90, what="the gateway to refuse the app's key")
     mine = await ok(await client.get(f"{PORTAL}/apps/{app['id']}/subscriptions", headers=developer))
     assert mine["data"][0]["status"] == "revoked" and mine["data"][0]["reason"] == REASON
     notices = await ok(await client.get(f"{PORTAL}/notifications", headers=developer))

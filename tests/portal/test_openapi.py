@@ -32,7 +32,8 @@ ROUTES = {
     ("GET", "/apps/{app}/subscriptions/{subscription}"),
     ("DELETE", "/apps/{app}/subscriptions/{subscription}"),
 }
-#: the statuses each answers (besides its success), as the route's shape and code imply
+#: the statuses each answers (besides its success), as the route's shape and code imply; the
+#: apps' 403: the feature ``subscriptions`` switched off (portal/features.py)
 FAILURES = {
     ("GET", "/.well-known/jwks.json"): {"400"},
     ("POST", "/registrations"): {"400", "413", "415", "429"},
@@ -45,17 +46,17 @@ FAILURES = {
     ("GET", "/products"): {"400", "401"},
     ("GET", "/products/{node}"): {"400", "401", "404"},
     ("POST", "/invitations/accept"): {"400", "401", "404", "413", "415", "429"},
-    ("GET", "/apps"): {"400", "401"},
-    ("POST", "/apps"): {"400", "401", "409", "413", "415"},
-    ("GET", "/apps/{app}"): {"400", "401", "404"},
-    ("PATCH", "/apps/{app}"): {"400", "401", "404", "409", "413", "415"},
-    ("DELETE", "/apps/{app}"): {"400", "401", "404"},
-    ("POST", "/apps/{app}/credentials/rotate"): {"400", "401", "404"},
-    ("GET", "/apps/{app}/analytics"): {"400", "401", "404", "502"},
-    ("POST", "/apps/{app}/subscriptions"): {"400", "401", "404", "409", "413", "415"},
-    ("GET", "/apps/{app}/subscriptions"): {"400", "401", "404"},
-    ("GET", "/apps/{app}/subscriptions/{subscription}"): {"400", "401", "404"},
-    ("DELETE", "/apps/{app}/subscriptions/{subscription}"): {"400", "401", "404", "409"},
+    ("GET", "/apps"): {"400", "401", "403"},
+    ("POST", "/apps"): {"400", "401", "403", "409", "413", "415"},
+    ("GET", "/apps/{app}"): {"400", "401", "403", "404"},
+    ("PATCH", "/apps/{app}"): {"400", "401", "403", "404", "409", "413", "415"},
+    ("DELETE", "/apps/{app}"): {"400", "401", "403", "404"},
+    ("POST", "/apps/{app}/credentials/rotate"): {"400", "401", "403", "404"},
+    ("GET", "/apps/{app}/analytics"): {"400", "401", "403", "404", "502"},
+    ("POST", "/apps/{app}/subscriptions"): {"400", "401", "403", "404", "409", "413", "415"},
+    ("GET", "/apps/{app}/subscriptions"): {"400", "401", "403", "404"},
+    ("GET", "/apps/{app}/subscriptions/{subscription}"): {"400", "401", "403", "404"},
+    ("DELETE", "/apps/{app}/subscriptions/{subscription}"): {"400", "401", "403", "404", "409"},
 }
 SIGNED_IN = [{"id_token": []}]
 EITHER = [{}, {"id_token": []}]

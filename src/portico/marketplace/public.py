@@ -17,7 +17,9 @@ What the portal needs and gets here:
 - the developer's own account (``developer/``): profile, notifications, invitations;
 - the partner registration's pending relationship (:func:`request_membership`);
 - the developer's apps (``developer_app/``: the key shown at creation and rotation only)
-  and their subscriptions and usage (``subscription/``), each an app of the caller's only.
+  and their subscriptions and usage (``subscription/``), each an app of the caller's only;
+- whether a feature's module is installed and switched on (:func:`feature_installed`,
+  :func:`ensure_feature_on`): the portal's apps and subscriptions follow ``subscriptions``.
 
 Adding to it is a change of the contract: keep it small, and wrap rather than re-export
 what the portal should not depend on the shape of.
@@ -74,6 +76,9 @@ from portico.marketplace.developer_app.schemas import (
     DeveloperAppWithKey,
 )
 from portico.marketplace.developer_app.service import DeveloperAppNameTaken, DeveloperAppNotFound
+from portico.marketplace.feature import service as feature_service
+from portico.marketplace.feature.gate import FeatureDisabled
+from portico.marketplace.modules import installed
 from portico.marketplace.organisation import approvals
 from portico.marketplace.organisation.repository import OrganisationRepository
 from portico.marketplace.storefront.schemas import (
@@ -115,6 +120,7 @@ from portico.marketplace.subscription.service import (
 __all__ = [
     "REFRESH_ATTEMPTS",
     "REGISTRATIONS",
+    "SUBSCRIPTIONS_FEATURE",
     "SURFACE",
     "TOKEN_ATTEMPTS",
     "USER_MODULE",
@@ -127,6 +133,7 @@ __all__ = [
     "DeveloperAppRead",
     "DeveloperAppUpdate",
     "DeveloperAppWithKey",
+    "FeatureDisabled",
     "InvitationAccepted",
     "InvitationInvalid",
     "InvitationOwnerUnproven",
@@ -162,7 +169,9 @@ __all__ = [
     "create_app",
     "delete_app",
     "enforce_rate_limit",
+    "ensure_feature_on",
     "ensure_issuance_enabled",
+    "feature_installed",
     "get_api",
     "get_app",
     "get_product",
@@ -490,3 +499,23 @@ async def app_usage(
         except NoGatewayAccess:
             continue  # its access went while the others were read: nothing to report
     return usages
+
+
+# ------------------------------------------------------------------ features
+
+#: the admin API module (and feature) the portal's apps and subscriptions belong to
+SUBSCRIPTIONS_FEATURE = "subscriptions"
+
+
+def feature_installed(settings: Settings, key: str) -> bool:
+    """Whether the module of feature ``key`` is installed (``PORTICO_MARKETPLACE_MODULES``):
+    the portal routes it for only then."""
+    return key in {module.name for module in installed(settings.marketplace_modules)}
+
+
+async def ensure_feature_on(session: AsyncSession, key: str) -> None:
+    """``FeatureDisabled`` (403 ``/problems/feature-disabled``) when an administrator
+    switched feature ``key`` off platform-wide: the portal's routes of that feature are off
+    with the admin API's."""
+    if not await feature_service.is_enabled(session, key):
+        raise FeatureDisabled(key, await feature_service.notice(session, key))

@@ -21,12 +21,13 @@ from portico.core.problems import install_problem_handlers
 from portico.core.query import strict_query
 from portico.core.ratelimit import RateLimiter
 from portico.core.settings import Settings
-from portico.marketplace.public import TokenIssuer
+from portico.marketplace.public import SUBSCRIPTIONS_FEATURE, TokenIssuer, feature_installed
 from portico.portal import openapi
 from portico.portal.account.endpoints import router as account_router
 from portico.portal.apps.endpoints import router as apps_router
 from portico.portal.auth.endpoints import router as auth_router
 from portico.portal.catalogue.endpoints import router as catalogue_router
+from portico.portal.features import gated
 from portico.portal.invitation.endpoints import router as invitation_router
 from portico.portal.jwks import router as jwks_router
 from portico.portal.registration.endpoints import router as registration_router
@@ -42,9 +43,9 @@ ROUTERS = (
     account_router,
     catalogue_router,
     invitation_router,
-    apps_router,
-    subscriptions_router,
 )
+#: the routers of the marketplace feature ``subscriptions`` (portal/features.py)
+SUBSCRIPTION_ROUTERS = (apps_router, subscriptions_router)
 
 
 def create_portal_app(
@@ -73,6 +74,9 @@ def create_portal_app(
     install_problem_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    if feature_installed(settings, SUBSCRIPTIONS_FEATURE):
+        for router in SUBSCRIPTION_ROUTERS:
+            app.include_router(router, dependencies=gated(SUBSCRIPTIONS_FEATURE))
     openapi.install(app)  # the failures (problem+json), declared once for all routes
 
     @app.get("/openapi.json", include_in_schema=False)
