@@ -79,7 +79,16 @@ class CatalogueNode(IdMixin, TimestampMixin, Base):
         Index("ix_catalogue_nodes_bundle_created", "bundle", "created_at", "id"),
         Index("ix_catalogue_nodes_bundle_updated", "bundle", "updated_at", "id"),
         Index("ix_catalogue_nodes_bundle_source", "bundle", "source_type", "title", "id"),
-        Index("ix_catalogue_nodes_bundle_state", "bundle", "moderation_state", "title", "id"),
+        # the state order; the visibility last lets the portal count and page the published
+        # nodes a caller may see from the index alone (marketplace/storefront/repository.py)
+        Index(
+            "ix_catalogue_nodes_bundle_state_visibility",
+            "bundle",
+            "moderation_state",
+            "title",
+            "id",
+            "visibility",
+        ),
         Index("ix_catalogue_nodes_bundle_visibility", "bundle", "visibility", "title", "id"),
     )
 

@@ -5,8 +5,10 @@ the viewer may see, written in SQL so that no row is ever filtered in Python.
 The condition is ``published AND (public OR internal [signed in] OR (organisation AND id IN
 audience))``, where the audience subquery reads ``catalogue_node_audiences`` through its
 ``organisation_id`` index, for the viewer's few organisations only. "Published" is tested on
-the moderation state, the column of the ``(bundle, moderation_state, title, id)`` index that
-serves the default title order.
+the moderation state, and every column the condition reads is in the index
+``(bundle, moderation_state, title, id, visibility)``: the count of what a viewer may see
+reads that index alone (never a row), and the default title order walks it, testing each
+entry without reading its row. ``tests/portal/test_query_plans.py`` holds both stores to it.
 """
 
 from __future__ import annotations
