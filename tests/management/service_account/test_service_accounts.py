@@ -64,6 +64,7 @@ def test_the_integration_role_grants_what_a_connector_needs() -> None:
     assert permissions == {
         "api.read",
         "product.read",
+        "product.manage",  # an API's implied product, made by the marketplace's connector
         "analytics.read",
         "developer.read",
         "developer.manage",

@@ -7,8 +7,8 @@ gateway keeps serving its last configuration, as a deployed gateway does.
 
 The management side is seeded through its HTTP API, as an operator would: an environment
 with the gateway host, an upstream, an API with one route deployed there, a product selling
-it deployed there, and a service account for the marketplace with the Integration role plus
-a custom role granting ``product.manage`` (an API's implied product is made and deployed).
+it deployed there, and a service account for the marketplace with the predefined Integration
+role alone (it may make and deploy an API's implied product).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class ManagementServer:
         server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
         self._server, self._socket = server, listener
         self._task = asyncio.create_task(server.serve(sockets=[listener]))
-        await eventually(lambda: server.started, 30, what="the management service to start")
+        await eventually(lambda: server.started, 90, what="the management service to start")
 
     async def stop(self) -> None:
         if self._server is None:
@@ -257,15 +257,10 @@ async def _seed(side: RemoteSide, backend_port: int) -> None:
     await side.call("POST", f"/envs/{env['id']}/products/{product['id']}/deploy")
     roles = await side.call("GET", "/roles", params={"size": 100})
     integration = next(r["id"] for r in roles["items"] if r["name"] == "Integration")
-    provisioning = await side.call(
-        "POST",
-        "/roles",
-        json={"name": "portal provisioning", "permissions": ["product.manage"]},
-    )
     account = await side.call(
         "POST",
         "/service-accounts",
-        json={"name": "marketplace", "roleIds": [integration, provisioning["id"]]},
+        json={"name": "marketplace", "roleIds": [integration]},
     )
     side.token = account["token"]
 

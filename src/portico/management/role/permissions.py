@@ -67,11 +67,15 @@ PREDEFINED_ROLES: MappingProxyType[str, tuple[str, frozenset[str]]] = MappingPro
         "Viewer": ("Reads everything, changes nothing", _READ_ONLY),
         INTEGRATION_ROLE: (
             "For a service account of an integration (the marketplace connector, CI): reads "
-            "APIs, revisions, products and analytics; manages developers and apps",
+            "APIs, revisions, products and analytics; manages developers, apps and the "
+            "products the marketplace grants",
             frozenset(
                 {
                     "api.read",
                     "product.read",
+                    # a subscription to an API alone is granted through its implied product,
+                    # which the marketplace's connector creates and deploys
+                    "product.manage",
                     "analytics.read",
                     "developer.read",
                     "developer.manage",
