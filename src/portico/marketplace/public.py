@@ -183,6 +183,7 @@ __all__ = [
     "list_subscriptions",
     "notifications",
     "profile",
+    "rate_limited",
     "request_membership",
     "rotate_app_key",
     "subscribe",
@@ -192,6 +193,10 @@ __all__ = [
 
 #: the marketplace module that owns accounts, as audit entries name it
 USER_MODULE = "user"
+
+
+#: ``enforce_rate_limit`` as a route dependency (every request counts, whatever its body)
+rate_limited = ratelimit.rate_limited
 
 
 async def enforce_rate_limit(request: Request, limit: Limit) -> None:

@@ -234,14 +234,9 @@ async def reject(
     reason: str,
     now: datetime,
 ) -> Subscription:
-    subscription = await _locked(session, subscription_id)
-    before = _snapshot(subscription)
-    subscription.decided_by = caller.user.id
-    await _end(session, subscription, "reject", SubscriptionStatus.REJECTED, reason, now)
-    await notices.tell_developer(session, subscription, "rejected", now)
-    summary = f"rejected the subscription of {subscription.app_name} to {subscription.node_title}"
-    await _admin_audit(session, caller, "reject", subscription, summary, before)
-    return subscription
+    return await _decide_end(
+        session, caller, subscription_id, "reject", SubscriptionStatus.REJECTED, reason, now
+    )
 
 
 async def revoke(
@@ -253,13 +248,31 @@ async def revoke(
     now: datetime,
 ) -> Subscription:
     """Revoked at once in the portal; the access on the gateway is taken back durably."""
+    return await _decide_end(
+        session, caller, subscription_id, "revoke", SubscriptionStatus.REVOKED, reason, now
+    )
+
+
+async def _decide_end(
+    session: AsyncSession,
+    caller: SiteCaller,
+    subscription_id: uuid.UUID,
+    verb: str,
+    status: SubscriptionStatus,
+    reason: str,
+    now: datetime,
+) -> Subscription:
+    """An administrator's rejection or revocation: ended with ``reason``, the developer
+    told (the notice's word is the status: rejected, revoked), audited."""
     subscription = await _locked(session, subscription_id)
     before = _snapshot(subscription)
     subscription.decided_by = caller.user.id
-    await _end(session, subscription, "revoke", SubscriptionStatus.REVOKED, reason, now)
-    await notices.tell_developer(session, subscription, "revoked", now)
-    summary = f"revoked the subscription of {subscription.app_name} to {subscription.node_title}"
-    await _admin_audit(session, caller, "revoke", subscription, summary, before)
+    await _end(session, subscription, verb, status, reason, now)
+    await notices.tell_developer(session, subscription, status.value, now)
+    summary = (
+        f"{status.value} the subscription of {subscription.app_name} to {subscription.node_title}"
+    )
+    await _admin_audit(session, caller, verb, subscription, summary, before)
     return subscription
 
 

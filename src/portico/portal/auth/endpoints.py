@@ -10,14 +10,12 @@ issuance do not use up the budget. Responses are never cached (RFC 6749 §5.1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
 from portico.core.db.session import SessionDep
 from portico.core.envelope import Envelope
-from portico.core.ratelimit import Limit
 from portico.marketplace.public import (
     REFRESH_ATTEMPTS,
     TOKEN_ATTEMPTS,
@@ -25,8 +23,8 @@ from portico.marketplace.public import (
     TokenIssuer,
     TokenRead,
     TokenRequest,
-    enforce_rate_limit,
     ensure_issuance_enabled,
+    rate_limited,
 )
 from portico.portal.access import anonymous_actor
 
@@ -35,16 +33,6 @@ router = APIRouter(tags=["authentication"])
 
 async def issuance_enabled(request: Request, session: SessionDep) -> None:
     await ensure_issuance_enabled(session=session, settings=request.app.state.settings)
-
-
-def rate_limited(limit: Limit) -> Callable[[Request], Coroutine[Any, Any, None]]:
-    """Every request counts against the address's budget, whatever its body."""
-
-    async def dependency(request: Request) -> None:
-        await enforce_rate_limit(request, limit)
-
-    dependency.__name__ = f"rate_limit_{limit.name.replace('-', '_')}"
-    return dependency
 
 
 def _problems(unauthorized: str, limit: str) -> dict[int | str, dict[str, Any]]:
