@@ -14,6 +14,7 @@ from portico.core.db.repository import Repository
 from portico.core.pagination import ListQuery, Page
 from portico.marketplace.governance.models import GovernanceRun
 from portico.marketplace.node.models import Bundle, CatalogueNode
+from portico.marketplace.node.repository import newest_for_node
 
 #: bands of the overall score (linter.band), as conditions on the latest run
 BANDS: Mapping[str, tuple[int, int]] = {
@@ -31,18 +32,6 @@ class OverviewFilters:
     band: str | None = None
     valid: bool | None = None
     organisation_id: uuid.UUID | None = None
-
-
-def _latest_of_node() -> Any:
-    """The id of the node's newest run (a subquery correlated with the node)."""
-    return (
-        select(GovernanceRun.id)
-        .where(GovernanceRun.node_id == CatalogueNode.id)
-        .order_by(GovernanceRun.created_at.desc(), GovernanceRun.id.desc())
-        .limit(1)
-        .correlate(CatalogueNode)
-        .scalar_subquery()
-    )
 
 
 class GovernanceRepository(Repository[GovernanceRun]):
@@ -93,7 +82,13 @@ class GovernanceRepository(Repository[GovernanceRun]):
         """Every published API with its latest run (None before its first), one page."""
         statement = (
             select(CatalogueNode, GovernanceRun)
-            .outerjoin(GovernanceRun, GovernanceRun.id == _latest_of_node())
+            .outerjoin(
+                GovernanceRun,
+                GovernanceRun.id
+                == newest_for_node(
+                    GovernanceRun.id, GovernanceRun.node_id, GovernanceRun.created_at
+                ),
+            )
             .where(CatalogueNode.bundle == Bundle.APIS, CatalogueNode.published.is_(True))
         )
         if filters.band == UNLINTED:

@@ -17,23 +17,13 @@ from portico.core.jobs import TERMINAL, Job
 from portico.core.pagination import ListQuery, Page
 from portico.marketplace.health.models import ApiHealthCheck, HealthStatus
 from portico.marketplace.node.models import Bundle, CatalogueNode
+from portico.marketplace.node.repository import newest_for_node
 
 
 @dataclass(frozen=True)
 class DashboardFilters:
     status: HealthStatus | None = None
     organisation_id: uuid.UUID | None = None
-
-
-def _latest_of_node() -> Any:
-    return (
-        select(ApiHealthCheck.id)
-        .where(ApiHealthCheck.node_id == CatalogueNode.id)
-        .order_by(ApiHealthCheck.checked_at.desc(), ApiHealthCheck.id.desc())
-        .limit(1)
-        .correlate(CatalogueNode)
-        .scalar_subquery()
-    )
 
 
 class HealthRepository(Repository[ApiHealthCheck]):
@@ -68,7 +58,13 @@ class HealthRepository(Repository[ApiHealthCheck]):
     def _published(self, filters: DashboardFilters) -> Any:
         statement = (
             select(CatalogueNode, ApiHealthCheck)
-            .outerjoin(ApiHealthCheck, ApiHealthCheck.id == _latest_of_node())
+            .outerjoin(
+                ApiHealthCheck,
+                ApiHealthCheck.id
+                == newest_for_node(
+                    ApiHealthCheck.id, ApiHealthCheck.node_id, ApiHealthCheck.checked_at
+                ),
+            )
             .where(CatalogueNode.bundle == Bundle.APIS, CatalogueNode.published.is_(True))
         )
         if filters.organisation_id is not None:

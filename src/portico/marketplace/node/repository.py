@@ -5,11 +5,31 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import InstrumentedAttribute
 
 from portico.core.db.repository import Repository
 from portico.marketplace.node.models import Bundle, CatalogueNode, ProductApi
+
+
+def newest_for_node(
+    row_id: InstrumentedAttribute[Any],
+    node_id: InstrumentedAttribute[Any],
+    at: InstrumentedAttribute[Any],
+) -> Any:
+    """The id of a node's newest row in a per-node history (governance runs, health
+    checks): a subquery correlated with ``CatalogueNode``, newest by ``at`` then id, to join
+    each node of a page with its latest record."""
+    return (
+        select(row_id)
+        .where(node_id == CatalogueNode.id)
+        .order_by(at.desc(), row_id.desc())
+        .limit(1)
+        .correlate(CatalogueNode)
+        .scalar_subquery()
+    )
 
 
 class NodeRepository(Repository[CatalogueNode]):
