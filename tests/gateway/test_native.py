@@ -42,7 +42,9 @@ def test_a_build_is_current_only_with_every_module_s_source_unchanged(
     recorded = native.manifest()
     (tmp_path / native.MANIFEST).write_text(json.dumps(recorded))
     assert native.current(tmp_path)
-    assert not caplog.records
+    # Only this module's records: a server another test left running in a thread of this
+    # worker may log (asyncio's "socket.send() raised exception") while this test runs.
+    assert not [r for r in caplog.records if r.name == "portico.native"]
 
     for edited in ("portico/gateway/http/connection.py", "portico/gateway/environment_runtime.py"):
         hashes = dict(json.loads(json.dumps(recorded))["sources"])
