@@ -1,7 +1,7 @@
 """A Portico gateway process for the wrk benchmark: one environment, ``--routes`` prefix
 routes to one upstream, optionally key-auth + limit-count (``--plugins limit``) or key-auth +
 product-quota (``--plugins quota``: the consumer is an app whose product covers every API)
-on every route. Serves on
+on every route, and any plugins given as JSON by ``--attach`` (bench_plugins.py). Serves on
 ``--port`` with uvloop until killed. Not a benchmark by itself (bench_gateway.py drives it).
 """
 
@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 from typing import Any
 
 from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
+from portico.gateway.node_options import GatewayOptions
 from portico.gateway.snapshot import content_hash
 from portico.gateway.telemetry.rollups import Batch, TelemetryRecorder
 from portico.runner import settle_heap, use_uvloop
@@ -22,8 +24,10 @@ HOST = "bench.example.com"
 KEY = "bench-key-0123456789"
 
 
-def snapshot(routes: int, upstream_port: int, plugins: str) -> dict[str, Any]:
-    attached: list[dict[str, Any]] = []
+def snapshot(
+    routes: int, upstream_port: int, plugins: str, attach: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    attached: list[dict[str, Any]] = list(attach or [])
     if plugins == "limit":
         attached = [
             {"name": "key-auth", "scope": "service", "order": 100, "config": {}},
@@ -109,13 +113,20 @@ async def _take(batch: Batch) -> None:
     """The control plane's side of telemetry, which is not what is measured here."""
 
 
-async def main(port: int, routes: int, upstream_port: int, plugins: str) -> None:
-    gateway = Gateway()
+async def main(
+    port: int,
+    routes: int,
+    upstream_port: int,
+    plugins: str,
+    attach: list[dict[str, Any]],
+    egress_allow: tuple[str, ...],
+) -> None:
+    gateway = Gateway(options=GatewayOptions(egress_allow=egress_allow))
     # every request folded into the telemetry rollups, as a deployed node does
     telemetry = TelemetryRecorder(_take)
     gateway.observers.append(telemetry.observe)
     telemetry.start()
-    await gateway.apply(snapshot(routes, upstream_port, plugins))
+    await gateway.apply(snapshot(routes, upstream_port, plugins, attach))
     server = await serve(gateway.handle, "127.0.0.1", port)
     settle_heap()  # as `portico gateway` does once it is up
     print("ready", flush=True)
@@ -129,6 +140,20 @@ if __name__ == "__main__":
     parser.add_argument("--routes", type=int, default=10)
     parser.add_argument("--upstream-port", type=int, required=True)
     parser.add_argument("--plugins", choices=("", "limit", "quota"), default="")
+    parser.add_argument(
+        "--attach",
+        default="[]",
+        help='JSON list of plugins attached to every route, each {"name", "scope", "order", '
+        '"config"} (bench_plugins.py\'s cases), before those of --plugins',
+    )
+    parser.add_argument(
+        "--egress-allow",
+        action="append",
+        default=[],
+        help="CIDR the plugins may call (their servers run on loopback here); repeatable",
+    )
     args = parser.parse_args()
     use_uvloop()
-    asyncio.run(main(args.port, args.routes, args.upstream_port, args.plugins))
+    attach = json.loads(args.attach)
+    allowed = tuple(args.egress_allow)
+    asyncio.run(main(args.port, args.routes, args.upstream_port, args.plugins, attach, allowed))
