@@ -23,6 +23,7 @@ from portico.gateway.plugins.openid_connect.provider import KEYS_TTL, REFETCH_IN
 from portico.gateway.snapshot import content_hash
 from tests.gateway.test_pipeline import plugin, snapshot
 from tests.support.oidcprovider import OidcProvider, new_key
+from tests.support.waiting import eventually
 
 LOOPBACK = ("127.0.0.0/8",)
 NOW = 1_000_000.0  # conftest's Clock starts there
@@ -263,6 +264,33 @@ async def test_a_rotated_key_is_fetched_once_and_refetches_are_rate_limited(
     clock.now += REFETCH_INTERVAL + 1
     assert (await client.get("/x", headers=auth(idp.token(key=new_key())))).status_code == 401
     assert idp.hits["/jwks"] == 3
+
+
+async def test_a_verified_token_is_remembered_only_while_it_would_verify(
+    served: Any, backend: int, idp: OidcProvider
+) -> None:
+    gw, client, clock = await served(egress_allow=LOOPBACK)
+    await gw.apply(document(backend, ("/*", bearer_only(idp))))
+    short = idp.token(exp=NOW + 100)
+    for _ in range(2):
+        assert (await client.get("/x", headers=auth(short))).status_code == 200
+    long = idp.token(exp=NOW + 3600)
+    assert (await client.get("/x", headers=auth(long))).status_code == 200
+    clock.now += 200  # past exp and the leeway: the remembered verdict is not used
+    expired = await client.get("/x", headers=auth(short))
+    assert expired.json() == {"message": "token expired"}
+    # the provider withdraws the key that signed ``long``: once the keys are fetched again,
+    # the token is checked again, and fails
+    idp.rotate()
+    idp.retire()
+    clock.now += KEYS_TTL
+    await client.get("/x", headers=auth(long))  # stale keys: a background refresh starts
+    await eventually(lambda: idp.hits["/jwks"] == 2, what="the background refresh")
+
+    async def refused() -> bool:
+        return (await client.get("/x", headers=auth(long))).status_code == 401
+
+    await eventually(refused, what="the withdrawn key's token refused")
 
 
 async def test_cached_keys_serve_while_the_provider_is_down(

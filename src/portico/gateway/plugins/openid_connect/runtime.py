@@ -44,6 +44,7 @@ from portico.gateway.plugins.openid_connect.session import (
     pkce_challenge,
     random_token,
 )
+from portico.gateway.plugins.openid_connect.token_cache import TokenCache, Verified
 from portico.gateway.plugins.openid_connect.tokens import (
     Expectations,
     TokenRejected,
@@ -86,6 +87,7 @@ class OpenidConnectRuntime(BasePluginRuntime):
         self.audience = config.audience or config.client_id
         self.realm = f'Bearer realm="{config.realm}"'
         self._expectations: dict[tuple[str, str], Expectations] = {}
+        self.tokens = TokenCache()
         suffix = hashlib.sha256(f"{config.discovery}\x00{config.client_id}".encode()).hexdigest()
         self.session_cookie = "portico_oidc_" + suffix[:12]
         self.state_cookie = "portico_oidc_login_" + suffix[:12]
@@ -107,21 +109,26 @@ class OpenidConnectRuntime(BasePluginRuntime):
         return self._browser(ctx, self.box)
 
     def _bearer(self, ctx: RequestContext, token: str) -> Access:
-        """Verified at once against the cached keys; the provider is awaited only when
-        nothing is cached or the token's ``kid`` is unknown."""
+        """Verified at once against the cached keys (or found verified already); the
+        provider is awaited only when nothing is cached or the token's ``kid`` is unknown."""
         cached = self.provider.cached()
         if cached is None:
             return self._bearer_waiting(ctx, token)
         metadata, keys = cached
         expect = self._expect(metadata, self.audience)
-        try:
-            header = header_of(token)
-            claims = verify(token, header, key_for(header, keys, expect), expect, self.now())
-        except UnknownKey:
-            return self._bearer_waiting(ctx, token)
-        except TokenRejected as rejected:
-            return self._invalid(str(rejected))
-        self._pass(ctx, token, claims)
+        now = self.now()
+        verified = self.tokens.get(token, expect, keys.generation, now)
+        if verified is None:
+            try:
+                header = header_of(token)
+                claims = verify(token, header, key_for(header, keys, expect), expect, now)
+            except UnknownKey:
+                return self._bearer_waiting(ctx, token)
+            except TokenRejected as rejected:
+                return self._invalid(str(rejected))
+            verified = Verified(claims, expect, keys.generation)
+            self.tokens.put(token, verified)
+        self._pass(ctx, token, verified.userinfo)
         return None
 
     async def _bearer_waiting(self, ctx: RequestContext, token: str) -> Reply | None:
@@ -131,7 +138,7 @@ class OpenidConnectRuntime(BasePluginRuntime):
             return self._invalid(str(rejected))
         except ProviderUnavailable as error:
             return self._unavailable(error)
-        self._pass(ctx, token, claims)
+        self._pass(ctx, token, _userinfo(claims))
         return None
 
     async def _verified(self, token: str, audience: str) -> dict[str, Any]:
@@ -156,15 +163,15 @@ class OpenidConnectRuntime(BasePluginRuntime):
             self._expectations[(metadata.issuer, audience)] = found
         return found
 
-    def _pass(self, ctx: RequestContext, access_token: str, claims: dict[str, Any]) -> None:
+    def _pass(self, ctx: RequestContext, access_token: str, userinfo: str) -> None:
+        """``userinfo``: X-Userinfo's value (base64 of the claims' JSON)."""
         headers = ctx.upstream_headers
         if self.config.set_access_token_header:
             headers["x-access-token"] = access_token
         else:
             ctx.remove_upstream_headers.add("x-access-token")
         if self.config.set_userinfo_header:
-            userinfo = json.dumps(claims, separators=(",", ":")).encode()
-            headers["x-userinfo"] = base64.b64encode(userinfo).decode()
+            headers["x-userinfo"] = userinfo
         else:
             ctx.remove_upstream_headers.add("x-userinfo")
 
@@ -364,9 +371,8 @@ class OpenidConnectRuntime(BasePluginRuntime):
 
     def _pass_session(self, ctx: RequestContext, session: dict[str, Any]) -> None:
         userinfo = session.get("userinfo")
-        self._pass(
-            ctx, str(session["access_token"]), userinfo if isinstance(userinfo, dict) else {}
-        )
+        claims = userinfo if isinstance(userinfo, dict) else {}
+        self._pass(ctx, str(session["access_token"]), _userinfo(claims))
         cookies = "; ".join(v for k, v in ctx.request.headers if k == "cookie")
         kept = without_cookie(without_cookie(cookies, self.session_cookie), self.state_cookie)
         if kept:
@@ -385,6 +391,10 @@ class OpenidConnectRuntime(BasePluginRuntime):
         reply = Reply.error(200, "logged out")
         reply.headers.append(("set-cookie", cleared))
         return reply
+
+
+def _userinfo(claims: dict[str, Any]) -> str:
+    return base64.b64encode(json.dumps(claims, separators=(",", ":")).encode()).decode()
 
 
 def _bearer(authorization: str | None) -> str | None:
