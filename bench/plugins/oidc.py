@@ -16,7 +16,7 @@ from bench_plugins import Case, Setup
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: tests.support
 
-from tests.support.oidcprovider import OidcProvider  # noqa: E402
+from tests.support.oidcprovider import OidcProvider
 
 
 @contextlib.contextmanager
