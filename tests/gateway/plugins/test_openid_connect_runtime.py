@@ -19,7 +19,11 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from portico.gateway.plugins.openid_connect.provider import KEYS_TTL, REFETCH_INTERVAL
+from portico.gateway.plugins.openid_connect.provider import (
+    KEYS_TTL,
+    REFETCH_INTERVAL,
+    parse_jwks,
+)
 from portico.gateway.snapshot import content_hash
 from tests.gateway.test_pipeline import plugin, snapshot
 from tests.support.oidcprovider import OidcProvider, new_key
@@ -327,6 +331,47 @@ async def test_the_ssrf_guard_applies_to_the_discovery_url(
     await gw.apply(document(backend, ("/*", bearer_only(idp))))
     assert (await client.get("/x", headers=auth(idp.token()))).status_code == 503
     assert idp.hits["/.well-known/openid-configuration"] == 0
+
+
+async def test_a_url_that_is_no_discovery_document_gives_503(
+    served: Any, backend: int, idp: OidcProvider
+) -> None:
+    gw, client, _ = await served(egress_allow=LOOPBACK)
+    config = bearer_only(idp)
+    config["config"]["discovery"] = idp.issuer + "/jwks"  # JSON, but no issuer nor jwks_uri
+    await gw.apply(document(backend, ("/*", config)))
+    assert (await client.get("/x", headers=auth(idp.token()))).status_code == 503
+
+
+def test_only_asymmetric_signature_keys_are_taken_from_a_jwks() -> None:
+    rsa_jwk = new_key("RS256").jwk()
+    es_jwk = new_key("ES256").jwk()
+    keys = parse_jwks(
+        {
+            "keys": [
+                rsa_jwk,
+                {**es_jwk, "kid": "es"},
+                {"kty": "oct", "kid": "hmac", "k": "c2VjcmV0LXNlY3JldC1zZWNyZXQ"},
+                {**rsa_jwk, "kid": "claims-hs", "alg": "HS256"},  # alg does not fit the key
+                {**rsa_jwk, "kid": "for-encryption", "use": "enc"},
+                {**es_jwk, "kid": "es-as-rs", "alg": "RS256"},
+            ]
+        }
+    )
+    assert {key.kid: key.algorithms for key in keys} == {
+        rsa_jwk["kid"]: frozenset({"RS256"}),
+        "es": frozenset({"ES256"}),
+    }
+    unnamed = dict(rsa_jwk)
+    del unnamed["alg"]  # no alg: every RSA signature algorithm, never HMAC
+    assert parse_jwks({"keys": [unnamed]})[0].algorithms == {
+        "RS256",
+        "RS384",
+        "RS512",
+        "PS256",
+        "PS384",
+        "PS512",
+    }
 
 
 # ---------------------------------------------------------------------- the browser flow

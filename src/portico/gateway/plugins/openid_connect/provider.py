@@ -249,7 +249,10 @@ class Provider:
         now = self.now()
         metadata = self.metadata
         if metadata is None or now - self._metadata_at >= METADATA_TTL:
-            metadata = parse_metadata(await self._get_json(self.discovery))
+            try:
+                metadata = parse_metadata(await self._get_json(self.discovery))
+            except ValueError as error:
+                raise ProviderUnavailable(f"{self.discovery}: {error}") from None
             self.metadata, self._metadata_at = metadata, now
         if force_keys or self.keys is None or now - self._keys_at >= KEYS_TTL:
             try:
