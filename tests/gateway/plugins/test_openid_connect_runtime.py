@@ -154,9 +154,10 @@ async def test_a_missing_token_is_challenged(served: Any, backend: int, idp: Oid
 
 
 def _public_pem(provider: OidcProvider) -> bytes:
-    return provider.current.private.public_key().public_bytes(
+    pem: bytes = provider.current.private.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
+    return pem
 
 
 #: case → (the token, the error_description the gateway answers)
@@ -292,7 +293,8 @@ async def test_a_verified_token_is_remembered_only_while_it_would_verify(
     await eventually(lambda: idp.hits["/jwks"] == 2, what="the background refresh")
 
     async def refused() -> bool:
-        return (await client.get("/x", headers=auth(long))).status_code == 401
+        response: httpx.Response = await client.get("/x", headers=auth(long))
+        return response.status_code == 401
 
     await eventually(refused, what="the withdrawn key's token refused")
 
