@@ -19,6 +19,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 
+from portico.gateway.plugins.openid_connect import runtime
 from portico.gateway.plugins.openid_connect.provider import (
     KEYS_TTL,
     REFETCH_INTERVAL,
@@ -488,6 +489,10 @@ async def test_a_forged_state_or_a_replayed_code_is_refused(
         f"/callback?code={code}&state=guessed", headers={"Cookie": login_cookie}
     )
     assert wrong_state.status_code == 401
+    odd_state = await client.get(
+        f"/callback?code={code}&state=%C3%A9t%C3%A9", headers={"Cookie": login_cookie}
+    )
+    assert odd_state.status_code == 401  # not ASCII: compared all the same, no 500
     no_login = await client.get(f"/callback?code={code}&state={back['state'][0]}")
     assert no_login.status_code == 401
     used = await client.get(
@@ -510,3 +515,17 @@ async def test_logout_clears_the_session(served: Any, backend: int, idp: OidcPro
     assert response.headers["location"] == idp.issuer + "/logout"
     cleared, attributes = cookie_of(response, session.split("=", 1)[0])
     assert cleared.endswith("=") and "Max-Age=0" in attributes
+
+
+@pytest.mark.parametrize(
+    ("original", "sent_to"),
+    [
+        ("/orders?page=2", "/orders?page=2"),
+        ("//evil.example/x", "/"),
+        ("/\\evil.example/x", "/"),
+        ("/\t/evil.example/x", "/"),
+        ("https://evil.example/", "/"),
+    ],
+)
+def test_after_login_the_browser_only_goes_back_to_this_site(original: str, sent_to: str) -> None:
+    assert runtime._local(original) == sent_to

@@ -264,7 +264,7 @@ class OpenidConnectRuntime(BasePluginRuntime):
         if ctx.arg("error"):
             return Reply.error(401, "the provider refused the login")
         code, state = ctx.arg("code"), ctx.arg("state")
-        if not code or not state or not hmac.compare_digest(state, str(login["state"])):
+        if not code or not state or not _same(state, login["state"]):
             return Reply.error(401, "login state mismatch")
         form = {
             "grant_type": "authorization_code",
@@ -282,7 +282,7 @@ class OpenidConnectRuntime(BasePluginRuntime):
             return self._unavailable(error)
         except TokenRejected as rejected:
             return Reply.error(401, f"ID token rejected: {rejected}")
-        if not hmac.compare_digest(str(claims.get("nonce", "")), str(login["nonce"])):
+        if not _same(claims.get("nonce", ""), login["nonce"]):
             return Reply.error(401, "ID token nonce mismatch")
         session = self._session(answer, claims, None, now)
         original = _local(str(login["original"]))
@@ -406,7 +406,17 @@ def _bearer(authorization: str | None) -> str | None:
 
 
 def _local(target: str) -> str:
-    """Only a path on this site: ``//host`` or ``/\\host`` would send the browser away."""
+    """Only a path on this site: ``//host`` or ``/\\host`` would send the browser away, and
+    so would a control character (browsers drop tabs and newlines from URLs)."""
     if not target.startswith("/") or target.startswith(("//", "/\\")):
         return "/"
+    if any(c < " " or c == "\x7f" for c in target):
+        return "/"
     return target
+
+
+def _same(presented: object, expected: object) -> bool:
+    """Constant-time equality of two strings (any characters: compared as UTF-8)."""
+    if not isinstance(presented, str) or not isinstance(expected, str):
+        return False
+    return hmac.compare_digest(presented.encode(), expected.encode())
