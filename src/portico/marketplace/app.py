@@ -4,6 +4,8 @@ control-plane process, sharing its store, clock, middleware and problem handlers
 Only installed modules are routed and described (``modules.py``). ``GET /openapi.json`` is
 the OpenAPI 3.1 document of the live routes, unwrapped, behind the baseline permission; its
 ``info.version`` is the API document's version (the seed's 2.0.0), not the package's.
+``GET /.well-known/openid-configuration`` describes the ID tokens for relying parties
+(``auth/discovery.py``).
 Every route refuses query parameters it does not read (``core/query.py``).
 """
 
@@ -24,6 +26,7 @@ from portico.core.sealing import secret_box
 from portico.core.settings import Settings
 from portico.marketplace import openapi
 from portico.marketplace.access import SiteCaller, require
+from portico.marketplace.auth.discovery import discovery_document
 from portico.marketplace.auth.keys import AUDIENCE, IdTokenService
 from portico.marketplace.feature.gate import feature_gate
 from portico.marketplace.modules import installed, permissions_of
@@ -48,7 +51,8 @@ def create_marketplace_app(settings: Settings, *, database: Database, clock: Clo
     app.state.clock = clock
     app.state.modules = modules
     app.state.permissions = permissions_of(modules)
-    issuer = (settings.public_url or f"http://{settings.listen}").rstrip("/") + PREFIX
+    origin = (settings.public_url or f"http://{settings.listen}").rstrip("/")
+    issuer = origin + PREFIX
     app.state.id_tokens = IdTokenService(
         secret_box(tuple(settings.signing_keys())),
         clock,
@@ -77,6 +81,12 @@ def create_marketplace_app(settings: Settings, *, database: Database, clock: Clo
         _caller: Annotated[SiteCaller, Depends(require())],
     ) -> JSONResponse:
         return JSONResponse(_document(app))
+
+    @app.get("/.well-known/openid-configuration", include_in_schema=False)
+    async def openid_configuration() -> JSONResponse:
+        # public, like the JWKS it points to
+        document = discovery_document(issuer, origin)
+        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
 
     return app
 

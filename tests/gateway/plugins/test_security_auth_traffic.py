@@ -177,7 +177,7 @@ REQUIRED: dict[str, set[str]] = {
 
 SECRETS: dict[str, frozenset[str]] = {
     "csrf": frozenset({"key"}),
-    "openid-connect": frozenset({"client_secret"}),
+    "openid-connect": frozenset({"client_secret", "session_secret"}),
     "limit-count": frozenset({"redis_url"}),
     "product-quota": frozenset(),
 }

@@ -1,9 +1,5 @@
-"""openid-connect: authenticate with an OpenID Provider found through its ``discovery`` URL.
-
-The discovery document and its JWKS are fetched and cached. With ``bearer_only`` the plugin
-only validates bearer tokens (issuer, audience, signature, expiry); otherwise it also runs
-the authorization-code flow for browsers, which needs ``client_secret``.
-"""
+"""openid-connect's configuration (the pydantic model the management service validates
+deploys with and the runtime reads)."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ from typing import Annotated, Self
 from pydantic import Field, field_validator, model_validator
 
 from portico.core.validation import invalid
-from portico.gateway.plugins.base import Category, HttpUrl, PluginConfig, PluginSpec
+from portico.gateway.plugins.base import HttpUrl, PluginConfig
 
 #: asymmetric JWS algorithms (RFC 7518, RFC 8037): a provider's tokens are checked against its
 #: JWKS; HMAC would make the client secret a verification key, and "none" is no signature
@@ -76,8 +72,26 @@ class OpenidConnectConfig(PluginConfig):
     )
     timeout: int = Field(3, ge=1, le=60, description="Seconds to wait for the provider.")
     ssl_verify: bool = Field(True, description="Verify the provider's TLS certificate.")
+    set_access_token_header: bool = Field(
+        True, description="Send the access token to the upstream as X-Access-Token."
+    )
+    set_userinfo_header: bool = Field(
+        True,
+        description="Send the verified claims (the ID token's in a browser session) to the "
+        "upstream as X-Userinfo: base64 of their JSON.",
+    )
+    session_secret: str | None = Field(
+        None,
+        min_length=16,
+        max_length=1024,
+        description="Key of the encrypted session cookie (browser flow); derived from "
+        "client_secret when unset.",
+    )
+    session_cookie_secure: bool = Field(
+        True, description="Mark the session cookie Secure (sent over HTTPS only)."
+    )
 
-    secret_fields = frozenset({"client_secret"})
+    secret_fields = frozenset({"client_secret", "session_secret"})
 
     @field_validator("scope")
     @classmethod
@@ -109,15 +123,3 @@ class OpenidConnectConfig(PluginConfig):
                 'property "client_secret" is required unless bearer_only is true',
             )
         return self
-
-
-PLUGIN = PluginSpec(
-    name="openid-connect",
-    category=Category.AUTHENTICATION,
-    order=103,
-    reorderable=True,
-    config=OpenidConnectConfig,
-    description="Authenticates with an OpenID Provider (discovery and JWKS cached); "
-    "bearer_only validates bearer tokens' issuer, audience, signature and expiry; "
-    "alg none or an unknown kid → 401.",
-)
