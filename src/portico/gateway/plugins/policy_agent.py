@@ -7,21 +7,22 @@ refuses (503: fail closed).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
 import re
+import ssl
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
-import httpx
 from pydantic import Field, field_validator
 
-from portico.core.egress import BodyTooLarge, read_bounded
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
 from portico.gateway.egress import EgressRefused
-from portico.gateway.http.errors import ClientError
-from portico.gateway.outbound import guarded_request
+from portico.gateway.http.errors import ClientError, UpstreamError
+from portico.gateway.http.upstream import UpstreamPool, UpstreamResponse
+from portico.gateway.http.upstream_contract import Timeouts
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import HEADER_NAME, Category, HttpUrl, PluginConfig, PluginSpec
 from portico.gateway.snapshot import SnapshotConsumer
@@ -70,6 +71,9 @@ PLUGIN = PluginSpec(
 
 #: the decision's size at most: a policy answers with a few fields
 MAX_DECISION_BYTES = 64 * 1024
+#: how long an address the SSRF guard permitted for the agent's name is used before the name
+#: is resolved (and checked) again
+RESOLVED_SECONDS = 10.0
 #: the request body sent with ``with_body`` at most (bigger: 413, the policy cannot judge it)
 MAX_INPUT_BODY = 1024 * 1024
 #: headers a decision may not set upstream: framing and routing stay the gateway's
@@ -88,36 +92,56 @@ class AgentUnavailable(Exception):
     """The agent gave no usable decision (unreachable, timeout, non-200, not JSON)."""
 
 
-class _InsecureClient:
-    """A pooled client that does not verify certificates (``ssl_verify: false``), shared by
-    the attachments that ask for it."""
+class _AgentPool:
+    """Keep-alive connections to policy agents: the data plane's own HTTP/1.1 client (the one
+    that proxies to upstreams), shared by the attachments that verify certificates alike. A
+    decision sits in every request's path, and httpx costs ~1 ms of CPU a request once tens
+    are in flight (its pool scans every connection for every request)."""
 
-    def __init__(self) -> None:
-        # the operator's choice (an agent with a self-signed certificate on its own network)
-        self.client = httpx.AsyncClient(timeout=10.0, trust_env=False, verify=False)  # noqa: S501
+    def __init__(self, verify: bool) -> None:
+        context = ssl.create_default_context()
+        if not verify:  # the operator's choice (ssl_verify: false), e.g. a self-signed agent
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        self.pool = UpstreamPool(ssl_context=context, max_idle_per_host=256)
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        await self.pool.close()
 
 
 class PolicyAgentRuntime(BasePluginRuntime):
-    """POSTs the request's input to ``host`` + ``/v1/data/<policy>`` (OPA's data API) through
-    the SSRF guard and obeys ``result``: ``allow: true`` passes, with ``result.headers`` added
-    to the upstream request; anything else is refused with ``result.status_code`` (a 4xx or
-    5xx, default 403), ``result.reason`` as the message and ``result.headers`` on the
-    response, as APISIX's opa plugin does. An agent that cannot decide gives 503."""
+    """POSTs the request's input to ``host`` + ``/v1/data/<policy>`` (OPA's data API), to
+    the address the SSRF guard permitted, on a kept-alive connection, and obeys ``result``:
+    ``allow: true`` passes, with ``result.headers`` added to the upstream request; anything
+    else is refused with ``result.status_code`` (a 4xx or 5xx, default 403),
+    ``result.reason`` as the message and ``result.headers`` on the response, as APISIX's opa
+    plugin does. An agent that cannot decide gives 503."""
 
     def __init__(self, config: PolicyAgentConfig, services: RuntimeServices) -> None:
+        parts = urlsplit(config.host)  # validated: http(s), a host, a port in range
+        assert parts.hostname is not None
         self.url = f"{config.host.rstrip('/')}/v1/data/{config.policy}"
+        self.hostname = parts.hostname
+        self.tls = parts.scheme == "https"
+        self.port = parts.port or (443 if self.tls else 80)
+        default_port = self.port == (443 if self.tls else 80)
+        authority = parts.netloc if not default_port else parts.netloc.rsplit(":", 1)[0]
+        target = f"{parts.path.rstrip('/')}/v1/data/{config.policy}"
+        self.head = (
+            f"POST {target} HTTP/1.1\r\nhost: {authority}\r\n"
+            "content-type: application/json\r\naccept: application/json\r\n"
+        )
         self.with_body = config.with_body
         self.timeout = config.timeout / 1000
+        self.timeouts = Timeouts(self.timeout, self.timeout, self.timeout)
         self.egress = services.egress
         self.now = services.now
-        self.client = (
-            services.http()
-            if config.ssl_verify
-            else services.shared("http-client-insecure", "", _InsecureClient).client
-        )
+        verify = config.ssl_verify
+        key = "verify" if verify else "no-verify"
+        self.pool = services.shared("policy-agent-pool", key, lambda: _AgentPool(verify)).pool
+        #: the agent's address as the SSRF guard last permitted it, and until when (epoch
+        #: seconds): a checked address may be reused, a name is not resolved per request
+        self._address: tuple[str, float] | None = None
 
     async def access(self, ctx: RequestContext) -> Reply | None:
         body: bytes | None = None
@@ -153,25 +177,31 @@ class PolicyAgentRuntime(BasePluginRuntime):
 
     async def _decide(self, payload: dict[str, Any]) -> dict[str, Any]:
         """``result`` of the agent's answer ({} when the policy is undefined for the input)."""
-        content = json.dumps({"input": payload}, separators=(",", ":"), default=str)
+        content = json.dumps({"input": payload}, separators=(",", ":"), default=str).encode()
+        head = f"{self.head}content-length: {len(content)}\r\n\r\n".encode("latin-1")
         try:
-            response = await guarded_request(
-                self.client,
-                self.egress,
-                "POST",
-                self.url,
-                content=content.encode(),
-                headers={"content-type": "application/json"},
-                timeout=self.timeout,
-                stream=True,
-            )
-            raw = await read_bounded(response, MAX_DECISION_BYTES)
+            address = await self._resolve()
+            async with asyncio.timeout(self.timeout):  # the whole exchange, as configured
+                response = await self.pool.request(
+                    address,
+                    self.port,
+                    "POST",
+                    head,
+                    content,
+                    len(content),
+                    self.timeouts,
+                    tls=self.tls,
+                    server_hostname=self.hostname,
+                )
+                raw = await _read_bounded(response, MAX_DECISION_BYTES)
         except EgressRefused as error:
             raise AgentUnavailable(f"refused by the egress guard: {error}") from None
-        except (httpx.HTTPError, BodyTooLarge) as error:
+        except TimeoutError:
+            raise AgentUnavailable(f"no decision within {self.timeout:g} s") from None
+        except (UpstreamError, ssl.SSLError, OSError) as error:
             raise AgentUnavailable(f"{type(error).__name__}: {error}") from None
-        if response.status_code != 200:
-            raise AgentUnavailable(f"answered {response.status_code}")
+        if response.status != 200:
+            raise AgentUnavailable(f"answered {response.status}")
         try:
             answer = json.loads(raw)
         except ValueError:
@@ -180,6 +210,33 @@ class PolicyAgentRuntime(BasePluginRuntime):
             raise AgentUnavailable("answered with JSON that is not an object")
         result = answer.get("result", {})
         return result if isinstance(result, dict) else {}
+
+    async def _resolve(self) -> str:
+        now = self.now()
+        known = self._address
+        if known is not None and known[1] > now:
+            return known[0]
+        address = await self.egress.resolve(self.hostname, self.port)
+        self._address = (address, now + RESOLVED_SECONDS)
+        return address
+
+
+async def _read_bounded(response: UpstreamResponse, limit: int) -> bytes:
+    """The answer's body, or :class:`AgentUnavailable` past ``limit`` bytes."""
+    if response.complete is not None:
+        data = response.complete
+    else:
+        chunks, size = [], 0
+        async for chunk in response.body:
+            size += len(chunk)
+            if size > limit:
+                response.close()
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    if len(data) > limit:
+        raise AgentUnavailable(f"answered with more than {limit} bytes")
+    return data
 
 
 def policy_input(ctx: RequestContext, body: bytes | None, now: float) -> dict[str, Any]:
