@@ -13,7 +13,7 @@ Policies are ``.rego`` files given at start (``--policy``, repeatable). Each pac
 request names is compiled once per interpreter into a rego-cpp bundle and evaluated from it
 (~0.5 ms a decision, against ~3 ms for a fresh query); the interpreters are pooled.
 
-    python tests/support/opaserver.py --port 8181 --policy authz.rego
+    python tests/support/opaserver.py --port 8181 --policy authz.rego [--cert cert-and-key.pem]
 
 Self-contained (run as a script by :class:`OpaServer`): only the standard library and regopy.
 """
@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import json
 import queue
+import ssl
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -145,39 +146,56 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 1024
 
 
-def serve(port: int, policies: list[Path]) -> None:
+def serve(port: int, policies: list[Path], cert: Path | None = None) -> None:
+    """Serve on loopback; over TLS when given ``cert`` (a PEM holding the key too)."""
     _modules.update({path.name: path.read_text() for path in policies})
     with _engine():  # compile errors show at start, not on the first request
         pass
     server = _Server(("127.0.0.1", port), _Handler)
+    if cert is not None:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.serve_forever()
 
 
 # ------------------------------------------------------------------------------ the fixture
 
 
-def _healthy(port: int) -> bool:
+def _healthy(port: int, cert: Path | None) -> bool:
+    connection: http.client.HTTPConnection
+    if cert is None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=0.5)
+    else:  # its own certificate is the one to trust
+        context = ssl.create_default_context(cafile=str(cert))
+        connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=0.5, context=context)
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=0.5) as answer:
-            return bool(answer.status == 200)
+        connection.request("GET", "/health")
+        return connection.getresponse().status == 200
     except OSError:
         return False
+    finally:
+        connection.close()
 
 
 class OpaServer:
-    """The server above in a subprocess on ``port`` (loopback), serving ``policies``.
-    ``stop()`` then ``start()`` serves again on the same port."""
+    """The server above in a subprocess on ``port`` (loopback), serving ``policies``; over
+    TLS with ``cert`` (a PEM holding the certificate and its key). ``stop()`` then
+    ``start()`` serves again on the same port."""
 
-    def __init__(self, port: int, policies: list[Path], log_path: Path) -> None:
+    def __init__(
+        self, port: int, policies: list[Path], log_path: Path, cert: Path | None = None
+    ) -> None:
         self.port = port
         self.policies = policies
         self.log_path = log_path
+        self.cert = cert
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.cert else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         if self._proc is not None:
@@ -186,12 +204,14 @@ class OpaServer:
         args = [sys.executable, __file__, "--port", str(self.port)]
         for policy in self.policies:
             args += ["--policy", str(policy)]
+        if self.cert is not None:
+            args += ["--cert", str(self.cert)]
         self._proc = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
         )
         deadline = time.monotonic() + _START_TIMEOUT
         while time.monotonic() < deadline:
-            if _healthy(self.port):
+            if _healthy(self.port, self.cert):
                 return
             if self._proc.poll() is not None:
                 break
@@ -230,5 +250,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8181)
     parser.add_argument("--policy", type=Path, action="append", default=[])
+    parser.add_argument("--cert", type=Path, help="serve HTTPS: a PEM with the key too")
     arguments = parser.parse_args()
-    serve(arguments.port, arguments.policy)
+    serve(arguments.port, arguments.policy, arguments.cert)

@@ -11,12 +11,14 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.gateway.plugins.test_auth_runtime import consumer, document, echoed
 from tests.gateway.test_pipeline import plugin
+from tests.support.ldapserver import self_signed
 from tests.support.opaserver import OpaServer
 from tests.support.ports import free_port
 
@@ -226,3 +228,21 @@ async def test_the_agent_is_reached_through_the_egress_guard(
     gw, client, _ = await served()  # loopback not allowed
     await gw.apply(document(backend, [agent(engine.url, "portico/echo")], []))
     assert (await client.get("/x")).status_code == 503
+
+
+async def test_an_agent_over_https_is_verified_unless_told_otherwise(
+    served: Any, backend: int, engine: OpaServer, tmp_path: Path
+) -> None:
+    cert, key = self_signed(tmp_path)
+    pem = tmp_path / "agent.pem"
+    pem.write_bytes(cert.read_bytes() + key.read_bytes())
+    log = tmp_path / "server.log"
+    with OpaServer(free_port(), engine.policies, log, cert=pem) as secure:
+        assert secure.url.startswith("https://")
+        gw, client, _ = await served(LOOPBACK)
+        unverified = agent(secure.url, "portico/echo", ssl_verify=False)
+        await gw.apply(document(backend, [unverified], []))
+        echoed(await client.get("/x"))
+        # a self-signed certificate nobody trusts: no decision
+        await gw.apply(document(backend, [agent(secure.url, "portico/echo")], [], version=2))
+        assert (await client.get("/x")).status_code == 503
