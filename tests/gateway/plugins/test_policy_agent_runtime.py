@@ -154,6 +154,8 @@ async def test_with_body_the_policy_reads_the_body(
     assert forwarded["body"] == small.decode()  # still proxied whole after the policy read it
     refused = await client.post("/pay", content=json.dumps({"amount": 500}).encode())
     assert refused.status_code == 403 and refused.json() == {"message": "amount too large"}
+    # a request without a body has an empty one
+    assert (await client.get("/pay")).json() == {"message": "amount too large"}
 
 
 async def test_an_undefined_policy_refuses(served: Any, backend: int, engine: OpaServer) -> None:
