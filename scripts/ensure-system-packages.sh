@@ -2,6 +2,7 @@
 # Make sure the system binaries the test suite needs are present:
 #   * PostgreSQL server binaries (initdb, pg_ctl, postgres, psql) under /usr/lib/postgresql/*/bin
 #   * redis-server on PATH
+#   * slapd and slapadd (package slapd) and the ldap-utils clients, for ldap-auth's tests
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
 # The tests start their own throwaway servers on loopback; nothing here configures or uses the
@@ -20,9 +21,16 @@ pg_bindir() {
     [[ -n "$found" ]] && dirname "$found"
 }
 
+have_slapd() {
+    # slapd and slapadd live in /usr/sbin, which a non-root PATH may lack
+    [[ -x /usr/sbin/slapd && -x /usr/sbin/slapadd ]] || command -v slapd >/dev/null 2>&1
+}
+
 missing=()
 pg_bindir >/dev/null || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+have_slapd || missing+=(slapd)
+command -v ldapwhoami >/dev/null 2>&1 || missing+=(ldap-utils)
 
 actions=()
 
@@ -42,16 +50,23 @@ if ((${#missing[@]} > 0)); then
         exit 1
     fi
     # The postgresql postinst may try to start the distribution cluster on 5432 (and redis on
-    # 6379). We never use those; if starting them fails (no init system in a container), apt
+    # 6379, slapd on 389). We never use those; if starting them fails (no init system in a container), apt
     # reports an error although the binaries are unpacked. So judge success by the binaries.
     if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >>"$apt_log" 2>&1; then
         echo "$me: warning: apt-get install reported an error (often just a failed service" \
             "start); checking binaries" >&2
     fi
-    still_missing=()
+    still_have_slapd() {
+    # slapd and slapadd live in /usr/sbin, which a non-root PATH may lack
+    [[ -x /usr/sbin/slapd && -x /usr/sbin/slapadd ]] || command -v slapd >/dev/null 2>&1
+}
+
+missing=()
     pg_bindir >/dev/null || still_missing+=(postgresql)
     command -v redis-server >/dev/null 2>&1 || still_missing+=(redis-server)
+    have_slapd || still_missing+=(slapd)
+    command -v ldapwhoami >/dev/null 2>&1 || still_missing+=(ldap-utils)
     if ((${#still_missing[@]} > 0)); then
         tail -n 30 "$apt_log" >&2
         echo "$me: still missing after apt-get install: ${still_missing[*]}" >&2
@@ -71,7 +86,7 @@ if ! getent passwd postgres >/dev/null; then
     fi
 fi
 
-summary="PostgreSQL bin $(pg_bindir), redis-server $(command -v redis-server)"
+summary="PostgreSQL bin $(pg_bindir), redis-server $(command -v redis-server), slapd"
 if ((${#actions[@]} > 0)); then
     echo "$me: $(printf '%s; ' "${actions[@]}")$summary"
 else

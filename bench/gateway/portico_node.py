@@ -22,6 +22,7 @@ from portico.runner import settle_heap, use_uvloop
 
 HOST = "bench.example.com"
 KEY = "bench-key-0123456789"
+LDAP_DN = "cn=bench,ou=users,dc=example,dc=org"
 
 
 def snapshot(
@@ -79,7 +80,11 @@ def snapshot(
             {
                 "id": "c1",
                 "username": "bench",
-                "credentials": {"key-auth": {"key_hash": hashlib.sha256(KEY.encode()).hexdigest()}},
+                "credentials": {
+                    "key-auth": {"key_hash": hashlib.sha256(KEY.encode()).hexdigest()},
+                    # bench/plugins/ldap_policy.py binds as this DN
+                    "ldap-auth": {"user_dn": LDAP_DN},
+                },
                 "plugins": [],
                 "app": {
                     "id": "a1",

@@ -1,8 +1,5 @@
-"""ldap-auth: HTTP Basic credentials bound against an LDAP server as ``<uid>=<user>,<base_dn>``.
-
-A successful bind is mapped to the consumer whose credential holds that DN, so that
-consumer-level plugins and consumer-restriction apply to LDAP users too (as in APISIX).
-"""
+"""ldap-auth's configuration and consumer credential (pydantic models, kept apart from the
+runtime, which is built only where a route attaches the plugin)."""
 
 from __future__ import annotations
 
@@ -11,7 +8,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
+from portico.gateway.plugins.base import ConsumerCredential, PluginConfig
 
 _ATTRIBUTE = r"[A-Za-z][A-Za-z0-9-]{0,63}"  # RFC 4512 descriptor
 _ATTRIBUTE_OR_OID = re.compile(rf"{_ATTRIBUTE}|\d+(\.\d+)+")
@@ -102,15 +99,3 @@ class LdapAuthCredential(ConsumerCredential):
         if reason is not None:
             raise ValueError(reason)
         return dn
-
-
-PLUGIN = PluginSpec(
-    name="ldap-auth",
-    category=Category.AUTHENTICATION,
-    order=104,
-    reorderable=True,
-    config=LdapAuthConfig,
-    consumer=LdapAuthCredential,
-    description="Authenticates HTTP Basic credentials by binding to `ldap_uri` as "
-    "<uid>=<user>,<base_dn>; the consumer is the one holding that DN; failure → 401.",
-)
