@@ -17,6 +17,16 @@ CHAT: Final = "ai.chat"
 WANTS_USAGE: Final = "ai.wants_usage"
 
 
+def chat_now(ctx: RequestContext) -> dict[str, Any] | Reply | None:
+    """``chat_request`` without waiting: None when the body has not all arrived yet (a
+    plugin's ``access`` then goes on in a coroutine; most chat bodies come with the head)."""
+    found = ctx.vars.get(CHAT)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    raw = ctx.request.body.peek_complete()
+    return None if raw is None else _parsed(ctx, raw)
+
+
 async def chat_request(ctx: RequestContext) -> dict[str, Any] | Reply:
     """The request's JSON object, or the 400 that says it is not one."""
     found = ctx.vars.get(CHAT)
@@ -26,6 +36,10 @@ async def chat_request(ctx: RequestContext) -> dict[str, Any] | Reply:
         raw = await ctx.request.body.read()
     except ClientError as error:
         return Reply.error(error.status, str(error) or "cannot read the request body")
+    return _parsed(ctx, raw)
+
+
+def _parsed(ctx: RequestContext, raw: bytes) -> dict[str, Any] | Reply:
     try:
         parsed = json.loads(raw) if raw else None
     except (ValueError, RecursionError):

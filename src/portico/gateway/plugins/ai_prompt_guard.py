@@ -8,9 +8,9 @@ from typing import Any, Self
 
 from pydantic import Field, model_validator
 
-from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugin_services import RuntimeServices
-from portico.gateway.plugins._ai_chat import chat_request, message_text
+from portico.gateway.plugins._ai_chat import chat_now, chat_request, message_text
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec, Regex
 
 
@@ -68,10 +68,19 @@ class AiPromptGuardRuntime(BasePluginRuntime):
         self.allow = [re.compile(pattern) for pattern in config.allow_patterns]
         self.deny = [re.compile(pattern) for pattern in config.deny_patterns]
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
-        chat = await chat_request(ctx)
+    def access(self, ctx: RequestContext) -> Access:
+        chat = chat_now(ctx)
+        if chat is None:
+            return self.access_later(ctx)  # the body is still coming
         if isinstance(chat, Reply):
             return chat
+        return self.verdict(chat)
+
+    async def access_later(self, ctx: RequestContext) -> Reply | None:
+        chat = await chat_request(ctx)
+        return chat if isinstance(chat, Reply) else self.verdict(chat)
+
+    def verdict(self, chat: dict[str, Any]) -> Reply | None:
         for text in self.checked(chat):
             if self.allow and not any(pattern.search(text) for pattern in self.allow):
                 return Reply.error(400, "Request doesn't match allow patterns")

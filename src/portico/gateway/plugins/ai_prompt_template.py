@@ -10,9 +10,9 @@ from typing import Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
-from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugin_services import RuntimeServices
-from portico.gateway.plugins._ai_chat import chat_request, replace_body
+from portico.gateway.plugins._ai_chat import chat_now, chat_request, replace_body
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 
 
@@ -133,10 +133,19 @@ class AiPromptTemplateRuntime(BasePluginRuntime):
     def __init__(self, config: AiPromptTemplateConfig, services: RuntimeServices) -> None:
         self.templates = {t.name: CompiledTemplate(t.template) for t in config.templates}
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
-        chat = await chat_request(ctx)
+    def access(self, ctx: RequestContext) -> Access:
+        chat = chat_now(ctx)
+        if chat is None:
+            return self.access_later(ctx)  # the body is still coming
         if isinstance(chat, Reply):
             return chat
+        return self.fill(ctx, chat)
+
+    async def access_later(self, ctx: RequestContext) -> Reply | None:
+        chat = await chat_request(ctx)
+        return chat if isinstance(chat, Reply) else self.fill(ctx, chat)
+
+    def fill(self, ctx: RequestContext, chat: dict[str, Any]) -> Reply | None:
         name = chat.get("template_name")
         if not isinstance(name, str):
             return Reply.error(400, 'property "template_name" is required')

@@ -10,17 +10,23 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from typing import Annotated, Final, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.core.egress import EgressGuard, EgressRefused
 from portico.core.validation import invalid
-from portico.gateway.context import BasePluginRuntime, DirectUpstream, Reply, RequestContext
+from portico.gateway.context import (
+    Access,
+    BasePluginRuntime,
+    DirectUpstream,
+    Reply,
+    RequestContext,
+)
 from portico.gateway.http.upstream_contract import Timeouts
 from portico.gateway.plugin_services import RuntimeServices
-from portico.gateway.plugins._ai_chat import WANTS_USAGE, chat_request, replace_body
+from portico.gateway.plugins._ai_chat import WANTS_USAGE, chat_now, chat_request, replace_body
 from portico.gateway.plugins.base import HEADER_NAME, Category, HttpUrl, PluginConfig, PluginSpec
 
 logger: Final = logging.getLogger("portico.gateway.plugins.ai_proxy")
@@ -168,6 +174,12 @@ class ProviderDestination:
         self.checked: DirectUpstream | None = None
         self.expires = 0.0
 
+    def current(self) -> DirectUpstream | None:
+        """The checked address while it is fresh, else None (``resolve`` it)."""
+        if self.checked is not None and time.monotonic() < self.expires:
+            return self.checked
+        return None
+
     async def resolve(self) -> DirectUpstream:
         """Where to send a request now (raises ``EgressRefused``)."""
         checked = self.checked
@@ -202,10 +214,30 @@ class AiProxyRuntime(BasePluginRuntime):
         self.model_name = config.model.name
         self.credentials = {name.lower(): value for name, value in config.auth.header.items()}
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Access:
+        chat = chat_now(ctx)
+        direct = self.destination.current()
+        if chat is None or direct is None:
+            return self.access_later(ctx)  # a body or a DNS answer to wait for
+        if isinstance(chat, Reply):
+            return chat
+        return self.prepare(ctx, chat, direct)
+
+    async def access_later(self, ctx: RequestContext) -> Reply | None:
         chat = await chat_request(ctx)
         if isinstance(chat, Reply):
             return chat
+        try:
+            direct = await self.destination.resolve()
+        except EgressRefused as refused:
+            logger.warning("ai-proxy: provider %s refused: %s", self.destination.hostname, refused)
+            return Reply.error(502, "the provider's address may not be reached from the gateway")
+        return self.prepare(ctx, chat, direct)
+
+    def prepare(
+        self, ctx: RequestContext, chat: dict[str, Any], direct: DirectUpstream
+    ) -> Reply | None:
+        """The request as the provider gets it, and where it goes."""
         if self.model_header is not None:
             model = ctx.header(self.model_header)
             if not model:
@@ -217,11 +249,6 @@ class AiProxyRuntime(BasePluginRuntime):
             return Reply.error(400, 'property "model" is required')
         if chat.get("stream") is True and ctx.vars.get(WANTS_USAGE):
             _ask_for_usage(chat)
-        try:
-            direct = await self.destination.resolve()
-        except EgressRefused as refused:
-            logger.warning("ai-proxy: provider %s refused: %s", self.destination.hostname, refused)
-            return Reply.error(502, "the provider's address may not be reached from the gateway")
         replace_body(ctx, chat)
         ctx.remove_upstream_headers.update(CLIENT_CREDENTIALS)
         headers = ctx.upstream_headers
