@@ -60,7 +60,7 @@ def snapshot(
                 "revision_number": 1,
                 "name": f"r{i}",
                 "uri": f"/r{i}/*",
-                "methods": ["GET"],
+                "methods": ["GET", "POST"],  # (POST: the AI plugins take chat bodies)
                 "hosts": [],
                 "priority": 0,
                 "status": 1,

@@ -28,6 +28,8 @@ from urllib.parse import parse_qs, unquote_plus
 
 from mypy_extensions import mypyc_attr
 
+from portico.gateway.http.upstream_contract import Timeouts
+
 if TYPE_CHECKING:
     from portico.gateway.http.server import Request
     from portico.gateway.snapshot import SnapshotConsumer, SnapshotProduct, SnapshotRoute
@@ -59,6 +61,38 @@ class Reply:
 
 
 BodyFilter = Callable[["RequestContext", bytes, bool], bytes]
+
+
+class DirectUpstream:
+    """Where a plugin sends the request instead of the route's upstream: ai-proxy's LLM
+    provider (APISIX's ai-proxy sets ``ctx.custom_upstream_*`` the same way). The gateway
+    forwards it with its own engine (pooled connections, streamed answer, the plugins' header
+    and body filters), without the route's balancer, retries or health checks.
+
+    ``address`` is the one the egress guard checked for ``server_name`` (the connection goes
+    there, so a DNS answer that changes after the check cannot redirect it); ``host_header``
+    and ``server_name`` (TLS) keep the provider's name. (A plain class: see
+    ``http.request.Request``.)"""
+
+    __slots__ = ("address", "host_header", "path", "port", "server_name", "timeouts", "tls")
+
+    def __init__(
+        self,
+        address: str,
+        port: int,
+        tls: bool,
+        server_name: str,
+        host_header: str,
+        path: str,
+        timeouts: Timeouts,
+    ) -> None:
+        self.address = address
+        self.port = port
+        self.tls = tls
+        self.server_name = server_name
+        self.host_header = host_header
+        self.path = path  # with the query the provider gets, if any
+        self.timeouts = timeouts
 
 
 class ResponseHeaders:
@@ -157,6 +191,8 @@ class RequestContext:
     #: the product whose quota metered the request (set by product-quota), for telemetry
     product: SnapshotProduct | None = None
     upstream_path: str | None = None
+    #: set by a plugin that sends the request elsewhere than the route's upstream
+    direct: DirectUpstream | None = None
     status: int = 0
     # the outcome, for the log phase
     finished: float = 0.0  # time.perf_counter() when the response was sent

@@ -42,7 +42,14 @@ from portico.gateway.routing.paths import PathRejected, normalize_path
 from portico.gateway.sealing import secret_box
 from portico.gateway.shared_resources import SharedResources
 from portico.gateway.telemetry.metrics import GatewayMetrics
-from portico.gateway.upstream_request import account, forwarding_of, pick_context
+from portico.gateway.upstream_request import (
+    OneTarget,
+    account,
+    direct_forwarding,
+    forwarding_of,
+    note_result,
+    pick_context,
+)
 
 if TYPE_CHECKING:
     from portico.gateway.context import PluginRuntime
@@ -250,6 +257,8 @@ class Gateway:
     ) -> Coroutine[Any, Any, None] | Taken | None:
         """Forward by callbacks (``forward_now``) a request without a body that has an idle
         pooled connection to its node; anything else in a coroutine (``_proxy``)."""
+        if ctx.direct is not None:
+            return self._proxy_later(env, route, filters, loggers, ctx, responder, None)
         upstream = route.upstream
         if upstream is None:
             self._no_upstream(ctx, responder)
@@ -296,6 +305,9 @@ class Gateway:
         first: Node | None = None,
     ) -> None:
         """Forward in a coroutine; ``first``: the node already picked (and started) for it."""
+        if ctx.direct is not None:
+            await self._proxy_direct(filters, ctx, responder)
+            return
         upstream = route.upstream
         if upstream is None:
             self._no_upstream(ctx, responder)
@@ -319,6 +331,19 @@ class Gateway:
         started = _clock()
         result = await forward(request, responder, forwarding, pool=self.pool, targets=next_target)
         account(upstream, tried, ctx, responder, result, _clock() - started)
+
+    async def _proxy_direct(
+        self, filters: list[PluginRuntime], ctx: RequestContext, responder: Responder
+    ) -> None:
+        """Forward to where a plugin said (``ctx.direct``: ai-proxy's provider) instead of the
+        route's upstream, through the same engine; its answer streams through the filters."""
+        direct = ctx.direct
+        assert direct is not None
+        forwarding = direct_forwarding(ctx, direct, on_response_of(filters, ctx))
+        result = await forward(
+            ctx.request, responder, forwarding, pool=self.pool, targets=OneTarget(direct)
+        )
+        note_result(ctx, responder, result)
 
 
 class Proxied(Outcome):

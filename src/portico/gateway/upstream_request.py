@@ -8,9 +8,9 @@ from typing import Final
 from urllib.parse import parse_qs
 
 from portico.gateway.balancing.nodes import Node, PickContext
-from portico.gateway.context import RequestContext
+from portico.gateway.context import DirectUpstream, RequestContext
 from portico.gateway.environment_runtime import UpstreamRuntime
-from portico.gateway.http.proxy import Forwarding, OnResponse, ProxyResult
+from portico.gateway.http.proxy import Endpoint, Forwarding, OnResponse, ProxyResult, Target
 from portico.gateway.http.server import Responder
 
 #: round robin, least connections and EWMA read nothing of the request
@@ -46,6 +46,36 @@ def forwarding_of(
     )
 
 
+def direct_forwarding(
+    ctx: RequestContext, direct: DirectUpstream, on_response: OnResponse | None
+) -> Forwarding:
+    """How a request a plugin sends elsewhere (``ctx.direct``) is forwarded: no retries (one
+    destination), the provider's name as Host and TLS server name."""
+    return Forwarding(
+        direct.path,
+        direct.host_header,
+        extra_headers(ctx),
+        direct.timeouts,
+        0,
+        direct.tls,
+        on_response,
+        direct.server_name if direct.tls else None,
+    )
+
+
+class OneTarget:
+    """``forward``'s targets for a direct upstream: its address once, then none."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, direct: DirectUpstream) -> None:
+        self.target: Target | None = Target(direct.address, direct.port)
+
+    def __call__(self) -> Endpoint | None:
+        target, self.target = self.target, None
+        return target
+
+
 def extra_headers(ctx: RequestContext) -> list[tuple[str, str]]:
     """The headers the plugins add for the upstream (and the request id); those they
     remove are taken out of the request's."""
@@ -77,12 +107,7 @@ def account(
 ) -> None:
     """The outcome on the context, and the nodes' part in it for the balancer and the
     passive health checks."""
-    ctx.status = responder.status or result.status  # what the client got (0: nothing sent)
-    ctx.proxied = result.error_kind is None
-    ctx.upstream_seconds = result.upstream_seconds
-    ctx.upstream_addr = result.upstream_addr
-    ctx.request_bytes = result.request_bytes
-    ctx.response_bytes = result.response_bytes
+    note_result(ctx, responder, result)
     for failed in tried[:-1]:  # earlier tries failed to connect (the only retried failure)
         upstream.balancer.finished(failed, 0.0, False)
         upstream.health.report(failed, tcp_failure=True)
@@ -99,3 +124,13 @@ def account(
                 tcp_failure=kind in ("connect", "reset"),
                 timeout=kind == "timeout",
             )
+
+
+def note_result(ctx: RequestContext, responder: Responder, result: ProxyResult) -> None:
+    """The outcome of a forwarded request on the context, for the log phase."""
+    ctx.status = responder.status or result.status  # what the client got (0: nothing sent)
+    ctx.proxied = result.error_kind is None
+    ctx.upstream_seconds = result.upstream_seconds
+    ctx.upstream_addr = result.upstream_addr
+    ctx.request_bytes = result.request_bytes
+    ctx.response_bytes = result.response_bytes

@@ -92,6 +92,18 @@ class RequestBody:
         self.buffered = 0
         return data
 
+    def peek_complete(self) -> bytes | None:
+        """The whole body if it has already arrived (no waiting), left in place for the next
+        reader as ``read`` leaves it: a plugin that inspects a body it need not wait for."""
+        if not self.complete or self._error is not None:
+            return None
+        chunks = self._chunks
+        if not chunks:
+            return b""
+        if len(chunks) > 1:
+            chunks[:] = [b"".join(chunks)]
+        return chunks[0]
+
     async def _wait(self) -> None:
         proto = self._proto
         assert proto is not None

@@ -229,6 +229,7 @@ class Forwarding:
         "on_response",
         "path",
         "retries",
+        "server_name",
         "timeouts",
         "tls",
     )
@@ -242,6 +243,7 @@ class Forwarding:
         retries: int = 0,
         tls: bool = False,
         on_response: OnResponse | None = None,
+        server_name: str | None = None,
     ) -> None:
         self.path = path  # the upstream's path (the request's query is appended)
         self.host_header = host_header
@@ -251,6 +253,9 @@ class Forwarding:
         self.retries = retries  # other nodes tried after a connect failure
         self.tls = tls
         self.on_response = on_response
+        #: the TLS server name (SNI, certificate check) when the node is an address checked
+        #: for a host name (a plugin's pinned destination); None: the node's host
+        self.server_name = server_name
 
 
 def upstream_target(path: str, query: str) -> str:

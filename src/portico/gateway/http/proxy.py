@@ -135,6 +135,7 @@ async def forward(
                     content_length,
                     forwarding.timeouts,
                     forwarding.tls,
+                    forwarding.server_name,
                 )
                 break
             except ConnectFailed as failed:

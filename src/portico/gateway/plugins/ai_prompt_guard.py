@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Self
+import dataclasses
+import re
+from typing import Any, Self
 
 from pydantic import Field, model_validator
 
+from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
+from portico.gateway.plugins._ai_chat import chat_now, chat_request, message_text
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec, Regex
 
 
@@ -48,3 +53,56 @@ PLUGIN = PluginSpec(
     description="Refuses (400) chat requests whose messages match a deny pattern or no "
     "allow pattern.",
 )
+
+
+class AiPromptGuardRuntime(BasePluginRuntime):
+    """Checks the chat request's messages against the patterns (compiled once per
+    configuration): every checked message must match an allow pattern (when there are any)
+    and none of the deny patterns, else 400. Which messages: the last one, or the whole
+    conversation (``match_all_conversation_history``); of every role, or only the user's
+    (``match_all_roles``). APISIX's ai-prompt-guard, with its messages."""
+
+    def __init__(self, config: AiPromptGuardConfig, services: RuntimeServices) -> None:
+        self.all_roles = config.match_all_roles
+        self.whole_history = config.match_all_conversation_history
+        self.allow = [re.compile(pattern) for pattern in config.allow_patterns]
+        self.deny = [re.compile(pattern) for pattern in config.deny_patterns]
+
+    def access(self, ctx: RequestContext) -> Access:
+        chat = chat_now(ctx)
+        if chat is None:
+            return self.access_later(ctx)  # the body is still coming
+        if isinstance(chat, Reply):
+            return chat
+        return self.verdict(chat)
+
+    async def access_later(self, ctx: RequestContext) -> Reply | None:
+        chat = await chat_request(ctx)
+        return chat if isinstance(chat, Reply) else self.verdict(chat)
+
+    def verdict(self, chat: dict[str, Any]) -> Reply | None:
+        for text in self.checked(chat):
+            if self.allow and not any(pattern.search(text) for pattern in self.allow):
+                return Reply.error(400, "Request doesn't match allow patterns")
+            if any(pattern.search(text) for pattern in self.deny):
+                return Reply.error(400, "Request contains prohibited content")
+        return None
+
+    def checked(self, chat: dict[str, Any]) -> list[str]:
+        """The texts the patterns apply to."""
+        messages = chat.get("messages")
+        if messages is None and "template_name" in chat:
+            # a request for ai-prompt-template (which runs after the guard by default): its
+            # variables are what the client wrote into the prompt
+            return [v for k, v in chat.items() if k != "template_name" and isinstance(v, str)]
+        if not isinstance(messages, list) or not messages:
+            return []
+        chosen = messages if self.whole_history else messages[-1:]
+        return [
+            message_text(message.get("content"))
+            for message in chosen
+            if isinstance(message, dict) and (self.all_roles or message.get("role") == "user")
+        ]
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=AiPromptGuardRuntime)

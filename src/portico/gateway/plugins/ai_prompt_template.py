@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+import dataclasses
+import json
+import re
+from typing import Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
+from portico.gateway.plugin_services import RuntimeServices
+from portico.gateway.plugins._ai_chat import chat_now, chat_request, replace_body
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 
 
@@ -70,3 +76,101 @@ PLUGIN = PluginSpec(
     description="Builds the chat request from a named template filled with the request's "
     "variables.",
 )
+
+#: ``{{name}}`` (spaces inside the braces allowed)
+PLACEHOLDER: Final = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
+
+
+class FilledText:
+    """A message's content split once into literal text and variable names (even and odd
+    places), so that a request fills it without searching the template again."""
+
+    __slots__ = ("names", "parts")
+
+    def __init__(self, content: str) -> None:
+        self.parts = PLACEHOLDER.split(content)
+        self.names = self.parts[1::2]
+
+    def fill(self, values: dict[str, str]) -> str:
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0]
+        out = list(parts)
+        out[1::2] = [values[name] for name in self.names]
+        return "".join(out)
+
+
+class CompiledTemplate:
+    __slots__ = ("messages", "model", "names")
+
+    def __init__(self, template: TemplateBody) -> None:
+        self.model = template.model
+        self.messages = [(m.role, FilledText(m.content)) for m in template.messages]
+        seen: dict[str, None] = {}  # (ordered: the first missing one is named)
+        for _, text in self.messages:
+            seen.update(dict.fromkeys(text.names))
+        self.names = list(seen)
+
+
+def variable_text(value: object) -> str | None:
+    """A variable's value as text: a string as it is, a number or boolean as JSON writes it;
+    None for anything else (an object or a list is not a value to paste into a prompt)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
+class AiPromptTemplateRuntime(BasePluginRuntime):
+    """The request names a template (``template_name``) and gives its variables as the other
+    fields of its JSON body (APISIX's shape); the upstream gets the template's chat request
+    (``model``, ``messages``) with every ``{{name}}`` filled, and the client's ``stream``
+    flag. The body is re-encoded as JSON,
+    so a value's quotes, backslashes and line breaks cannot break out of its string. An
+    unknown template or a missing variable is a 400 that names it."""
+
+    def __init__(self, config: AiPromptTemplateConfig, services: RuntimeServices) -> None:
+        self.templates = {t.name: CompiledTemplate(t.template) for t in config.templates}
+
+    def access(self, ctx: RequestContext) -> Access:
+        chat = chat_now(ctx)
+        if chat is None:
+            return self.access_later(ctx)  # the body is still coming
+        if isinstance(chat, Reply):
+            return chat
+        return self.fill(ctx, chat)
+
+    async def access_later(self, ctx: RequestContext) -> Reply | None:
+        chat = await chat_request(ctx)
+        return chat if isinstance(chat, Reply) else self.fill(ctx, chat)
+
+    def fill(self, ctx: RequestContext, chat: dict[str, Any]) -> Reply | None:
+        name = chat.get("template_name")
+        if not isinstance(name, str):
+            return Reply.error(400, 'property "template_name" is required')
+        template = self.templates.get(name)
+        if template is None:
+            return Reply.error(400, f'template "{name}" is not defined')
+        values: dict[str, str] = {}
+        for variable in template.names:
+            if variable not in chat:
+                return Reply.error(400, f'template "{name}": variable "{variable}" is missing')
+            text = variable_text(chat[variable])
+            if text is None:
+                message = f'template "{name}": variable "{variable}" must be a string or number'
+                return Reply.error(400, message)
+            values[variable] = text
+        filled: dict[str, Any] = {
+            "model": template.model,
+            "messages": [
+                {"role": role, "content": text.fill(values)} for role, text in template.messages
+            ],
+        }
+        if isinstance(chat.get("stream"), bool):  # the client may still ask for a stream
+            filled["stream"] = chat["stream"]
+        replace_body(ctx, filled)
+        return None
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=AiPromptTemplateRuntime)

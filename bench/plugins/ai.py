@@ -1,0 +1,117 @@
+"""The AI plugins: ai-proxy forwarding chat completions to a provider, and ai-prompt-guard
+checking them, each against the same routes proxied without the plugin to the same provider.
+
+The provider is nginx answering every request with a fixed OpenAI chat completion (with its
+usage report): a Python stand-in would be the bottleneck and hide the gateway's cost. Both
+gateways' routes have it as their upstream; with ai-proxy the plugin sends the request there
+itself (its override endpoint), after reading the body and setting the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from bench_gateway import free_port, start_nginx, wait_listening
+from bench_plugins import Case, Setup
+
+COMPLETION = json.dumps(
+    {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "gpt-bench",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Hello from the model."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+    }
+)
+NGINX_PROVIDER = """
+worker_processes 1;
+daemon off;
+pid {dir}/provider.pid;
+error_log {dir}/provider.err warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/tmp;
+    keepalive_requests 1000000;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            default_type application/json;
+            return 200 '{body}';
+        }}
+    }}
+}}
+"""
+CHAT = json.dumps(
+    {
+        "model": "client-model",
+        "messages": [
+            {"role": "system", "content": "You are a weather assistant."},
+            {"role": "user", "content": "What is the weather forecast for Lisbon tomorrow?"},
+        ],
+    }
+)
+
+
+@contextlib.contextmanager
+def _provider(work: Path) -> Iterator[int]:
+    port = free_port()
+    config = NGINX_PROVIDER.format(dir=work, port=port, body=COMPLETION)
+    process = start_nginx(work, "provider", config)
+    try:
+        wait_listening(port)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _chat_setup(port: int, attach: list[dict[str, object]]) -> Setup:
+    return Setup(
+        attach=attach,
+        headers={"Content-Type": "application/json", "Authorization": "Bearer client-own"},
+        method="POST",
+        body=CHAT,
+        upstream_port=port,
+    )
+
+
+@contextlib.contextmanager
+def _ai_proxy(work: Path) -> Iterator[Setup]:
+    with _provider(work) as port:
+        config = {
+            "provider": "openai-compatible",
+            "override": {"endpoint": f"http://127.0.0.1:{port}/v1/chat/completions"},
+            "auth": {"header": {"Authorization": "Bearer sk-bench"}},
+            "model": {"source": "config", "name": "gpt-bench"},
+        }
+        plugin = {"name": "ai-proxy", "scope": "route", "order": 430, "config": config}
+        yield _chat_setup(port, [plugin])
+
+
+@contextlib.contextmanager
+def _ai_prompt_guard(work: Path) -> Iterator[Setup]:
+    with _provider(work) as port:
+        config = {
+            "deny_patterns": [
+                "(?i)ignore (all )?previous instructions",
+                "(?i)system prompt",
+                r"\b\d{16}\b",
+            ],
+            "allow_patterns": ["(?i)weather", "(?i)forecast"],
+        }
+        plugin = {"name": "ai-prompt-guard", "scope": "route", "order": 400, "config": config}
+        yield _chat_setup(port, [plugin])
+
+
+CASES = [Case("ai-proxy", 0.8, _ai_proxy), Case("ai-prompt-guard", 0.8, _ai_prompt_guard)]
