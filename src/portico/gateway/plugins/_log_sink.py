@@ -5,7 +5,8 @@ The log phase costs a request only an append: :class:`LoggerRuntime` pushes a
 :class:`~portico.gateway.telemetry.log_entry.Logged` (the context and the wall clock) into the
 logger's batch processor (``_batching.batch_processor``: one per configuration, shared across
 deploys). The entries are built when a batch is sent, by the processor's task
-(:class:`EntryBuilder`: APISIX's full log format, credentials redacted), a slice at a time so
+(:class:`EntryBuilder`: APISIX's full log format, credentials redacted, as JSON), a slice at a
+time so
 that a big batch does not hold the event loop; a retry reuses the entries already built. Each
 logger supplies only its :data:`Sink`, which writes one batch of entries to its server.
 
@@ -58,18 +59,15 @@ encode_json: Final = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 
 class Built:
-    """A batch as a sink gets it: the entries, and when each request was logged (epoch
-    seconds, e.g. Loki's timestamps). The same object comes back on a retry."""
+    """A batch as a sink gets it: each entry as one compact JSON text (UTF-8), and when each
+    request was logged (epoch seconds, e.g. Loki's timestamps). The same object comes back
+    on a retry."""
 
-    __slots__ = ("entries", "logged_at")
+    __slots__ = ("lines", "logged_at")
 
-    def __init__(self, entries: list[dict[str, Any]], logged_at: list[float]) -> None:
-        self.entries = entries
+    def __init__(self, lines: list[bytes], logged_at: list[float]) -> None:
+        self.lines = lines
         self.logged_at = logged_at
-
-    def lines(self) -> list[bytes]:
-        """Each entry as one compact JSON text (UTF-8)."""
-        return [encode_json(entry).encode() for entry in self.entries]
 
 
 Sink = Callable[[Built], Awaitable[None]]
@@ -110,12 +108,17 @@ class EntryBuilder:
         )
 
     async def build(self, batch: list[Logged]) -> Built:
-        entries: list[dict[str, Any]] = []
+        """Entries built and encoded a slice at a time: one JSON encoding of a whole batch
+        held the loop for 15 ms, a slice costs about a millisecond."""
+        lines: list[bytes] = []
+        encode, entry = encode_json, self.entry
         for start in range(0, len(batch), BUILD_SLICE):
             if start:
                 await asyncio.sleep(0)  # let requests through between slices
-            entries.extend(self.entry(logged) for logged in batch[start : start + BUILD_SLICE])
-        return Built(entries, [logged.now for logged in batch])
+            lines.extend(
+                encode(entry(logged)).encode() for logged in batch[start : start + BUILD_SLICE]
+            )
+        return Built(lines, [logged.now for logged in batch])
 
 
 def sender(builder: EntryBuilder, sink: Sink) -> Callable[[list[Logged]], Awaitable[None]]:
@@ -184,7 +187,7 @@ class _UnverifiedClient:
     ``ssl_verify: false``), shared like the verifying one."""
 
     def __init__(self) -> None:
-        self.client = httpx.AsyncClient(timeout=10.0, trust_env=False, verify=False)
+        self.client = httpx.AsyncClient(timeout=10.0, trust_env=False, verify=False)  # noqa: S501  (the user's choice)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -207,7 +210,7 @@ class HttpPoster:
         url: str,
         body: bytes,
         headers: Mapping[str, str],
-        timeout: float,
+        seconds: float,
         *,
         params: Mapping[str, str] | None = None,
     ) -> bytes:
@@ -226,7 +229,7 @@ class HttpPoster:
                 content=body,
                 headers=dict(headers),
                 params=params,
-                timeout=timeout,
+                timeout=seconds,
                 stream=True,
             )
             answer = await read_bounded(response, MAX_ANSWER_BYTES)

@@ -22,7 +22,6 @@ from portico.gateway.plugins._log_sink import (
     HttpPoster,
     LoggerRuntime,
     Sink,
-    encode_json,
 )
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
 
@@ -85,10 +84,8 @@ def _sink(config: HttpLoggerConfig, poster: HttpPoster) -> Sink:
     timeout = float(config.timeout)
 
     async def send(batch: Built) -> None:
-        if as_array:
-            body = encode_json(batch.entries).encode()  # one encoder call for the batch
-        else:
-            body = b"\n".join(batch.lines())
+        lines = batch.lines
+        body = b"[" + b",".join(lines) + b"]" if as_array else b"\n".join(lines)
         await poster.post(config.uri, body, headers, timeout)
 
     return send
