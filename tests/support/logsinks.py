@@ -211,13 +211,13 @@ class BulkSearch(Sink):
         if self.user:
             expected = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
             if handler.headers.get("authorization") != f"Basic {expected}":
-                return 401, b'{"error":{"type":"security_exception"},"status":401}', "application/json"
+                return _search_error(401, "security_exception", "missing authentication")
         if not body.endswith(b"\n"):
-            error = b'{"error":{"type":"illegal_argument_exception","reason":"The bulk request must be terminated by a newline [\\\\n]"},"status":400}'
-            return 400, error, "application/json"
+            reason = "The bulk request must be terminated by a newline [\\n]"
+            return _search_error(400, "illegal_argument_exception", reason)
         lines = body.decode().split("\n")[:-1]
         if len(lines) % 2:
-            return 400, b'{"error":{"type":"illegal_argument_exception"},"status":400}', "application/json"
+            return _search_error(400, "illegal_argument_exception", "action without a document")
         items: list[dict[str, Any]] = []
         for action_line, document_line in zip(lines[::2], lines[1::2], strict=True):
             ((action, meta),) = json.loads(action_line).items()
@@ -234,3 +234,8 @@ class BulkSearch(Sink):
         errors = any("error" in next(iter(item.values())) for item in items)
         answer = {"took": 1, "errors": errors, "items": items}
         return 200, json.dumps(answer).encode(), "application/json"
+
+
+def _search_error(status: int, kind: str, reason: str) -> tuple[int, bytes, str]:
+    answer = {"error": {"type": kind, "reason": reason}, "status": status}
+    return status, json.dumps(answer).encode(), "application/json"
