@@ -91,7 +91,7 @@ def push_body(batch: Built, labels: dict[str, str]) -> bytes:
         [str(int(at * 1_000_000_000)), line.decode()]
         for at, line in zip(batch.logged_at, batch.lines, strict=True)
     ]
-    return encode_json({"streams": [{"stream": labels, "values": values}]}).encode()
+    return encode_json({"streams": [{"stream": labels, "values": values}]})
 
 
 def _sink(config: AggregatorLoggerConfig, poster: HttpPoster) -> Sink:
