@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import ipaddress
 import re
 from typing import Annotated, Any, Literal
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import DefaultPartitioner
 from pydantic import AfterValidator, Field, field_validator
 
 from portico.gateway.egress import EgressGuard, EgressRefused
@@ -111,6 +113,7 @@ PLUGIN = PluginSpec(
 
 
 MAX_REQUEST_BYTES = 1024 * 1024
+_PARTITIONER = DefaultPartitioner()  # Kafka's: murmur2 of the key, or any partition
 
 
 class KafkaSink:
@@ -172,16 +175,34 @@ class KafkaSink:
         producer = await self.producer()
         await self._check_advertised(producer)
         topic, key = self.config.stream_topic, self.key
-        deliveries = [await producer.send(topic, line, key=key) for line in batch.lines]
+        partitions = sorted(await producer.partitions_for(topic))
+        # one partition per batch: the key's (every entry has the same key), or any one
+        partition = _PARTITIONER(key, partitions, partitions)
+        # record batches built here and handed over whole: producer.send() per entry (its
+        # partitioning, accounting and a metadata check each time) cost more than building
+        # the entry itself
+        deliveries: list[tuple[asyncio.Future[Any], int]] = []  # (delivery, entries)
+        builder = producer.create_batch()
+        for line, at in zip(batch.lines, batch.logged_at, strict=True):
+            stamp = int(at * 1000)
+            if builder.append(timestamp=stamp, key=key, value=line) is None:  # full
+                sent = await producer.send_batch(builder, topic, partition=partition)
+                deliveries.append((sent, builder.record_count()))
+                builder = producer.create_batch()
+                if builder.append(timestamp=stamp, key=key, value=line) is None:
+                    raise BatchFailed(f"an entry is larger than {MAX_REQUEST_BYTES} bytes")
+        if builder.record_count():
+            sent = await producer.send_batch(builder, topic, partition=partition)
+            deliveries.append((sent, builder.record_count()))
         if self.config.producer_type == "sync":
-            await asyncio.wait_for(asyncio.gather(*deliveries), self.timeout)
+            await asyncio.wait_for(asyncio.gather(*(d for d, _ in deliveries)), self.timeout)
             return
-        for delivery in deliveries:
-            delivery.add_done_callback(self._delivered)
+        for delivery, entries in deliveries:
+            delivery.add_done_callback(functools.partial(self._delivered, entries))
 
-    def _delivered(self, delivery: asyncio.Future[Any]) -> None:
+    def _delivered(self, entries: int, delivery: asyncio.Future[Any]) -> None:
         if delivery.cancelled() or delivery.exception() is not None:
-            self.count_dropped(1)
+            self.count_dropped(entries)
 
     async def aclose(self) -> None:
         """Stop the producer (after the batch's last flush: registered after it, it is
