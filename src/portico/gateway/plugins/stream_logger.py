@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import ipaddress
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from aiokafka import AIOKafkaProducer
@@ -119,10 +120,12 @@ _PARTITIONER = DefaultPartitioner()  # Kafka's: murmur2 of the key, or any parti
 class KafkaSink:
     """The producer of one configuration and the Sink that writes a batch with it."""
 
-    def __init__(self, config: StreamLoggerConfig, guard: EgressGuard, dropped: Any) -> None:
+    def __init__(
+        self, config: StreamLoggerConfig, guard: EgressGuard, dropped: Callable[[int], None]
+    ) -> None:
         self.config = config
         self.guard = guard
-        self.count_dropped = dropped  # (entries) -> None: the drops metric
+        self.count_dropped = dropped  # the drops metric (async deliveries that failed)
         self.key = config.key.encode() if config.key is not None else None
         self.timeout = float(config.timeout)
         self._producer: AIOKafkaProducer | None = None
