@@ -77,10 +77,9 @@ def batch_processor(
     lose entries waiting to be sent. Its drops are counted in the gateway's metrics. ``send``
     is used only if the processor is new: it must capture nothing snapshot-specific."""
     metrics = services.shared("metrics", "", GatewayMetrics)
-    key = hashlib.sha256(f"{plugin}\0{config.model_dump_json()}".encode()).hexdigest()
     return services.shared(
         "batch",
-        key,
+        config_key(plugin, config),
         lambda: BatchProcessor(
             plugin,
             config,
@@ -90,3 +89,9 @@ def batch_processor(
             close_grace=close_grace,
         ),
     )
+
+
+def config_key(plugin: str, config: BatchingConfig) -> str:
+    """The key of what a logger's configuration shares across snapshots (its batch, a
+    stream-logger's producer): equal configurations, equal keys."""
+    return hashlib.sha256(f"{plugin}\0{config.model_dump_json()}".encode()).hexdigest()

@@ -1,13 +1,32 @@
-"""aggregator-logger: log entries pushed to Grafana Loki's push API."""
+"""aggregator-logger: log entries pushed to Grafana Loki's push API.
+
+A batch is one push (``POST <addr><endpoint_uri>``, JSON ``{"streams": [{"stream": labels,
+"values": [[<ns timestamp>, <entry as JSON>], ...]}]}``, the tenant as ``X-Scope-OrgID``) to
+EACH of ``endpoint_addrs`` (the design's "at each of": Loki instances that do not replicate
+each other all get every line; APISIX's loki-logger picks one at random instead). A batch is
+sent when every address took it; a retry goes only to the addresses that failed, so none gets
+a line twice.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from typing import Annotated
 
 from pydantic import Field
 
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig
+from portico.gateway.plugins._log_sink import (
+    Built,
+    HttpPoster,
+    LoggerRuntime,
+    Sink,
+    encode_json,
+)
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
+from portico.gateway.telemetry.batch import BatchFailed
 
 LabelName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]  # Prometheus's
 LabelValue = Annotated[str, Field(min_length=1, max_length=1024)]
@@ -52,3 +71,61 @@ PLUGIN = PluginSpec(
     config=AggregatorLoggerConfig,
     description="Pushes log entries to Loki's push API with a tenant id.",
 )
+
+
+class AggregatorLoggerRuntime(LoggerRuntime):
+    def __init__(self, config: AggregatorLoggerConfig, services: RuntimeServices) -> None:
+        super().__init__(
+            PLUGIN.name,
+            config,
+            services,
+            _sink(config, HttpPoster(services)),
+            close_grace=min(5.0, config.timeout / 1000),
+        )
+
+
+def push_body(batch: Built, labels: dict[str, str]) -> bytes:
+    """Loki's push request: one stream (the configured labels), a line per entry stamped
+    with the time its request was logged (nanoseconds since the epoch, as a string)."""
+    values = [
+        [str(int(at * 1_000_000_000)), line.decode()]
+        for at, line in zip(batch.logged_at, batch.lines, strict=True)
+    ]
+    return encode_json({"streams": [{"stream": labels, "values": values}]})
+
+
+def _sink(config: AggregatorLoggerConfig, poster: HttpPoster) -> Sink:
+    urls = [addr.rstrip("/") + config.endpoint_uri for addr in config.endpoint_addrs]
+    headers = {"content-type": "application/json", "x-scope-orgid": config.tenant_id}
+    labels = dict(config.log_labels)
+    timeout = config.timeout / 1000
+    # the batch being sent and the addresses that already took it (a retry skips them)
+    taken: list[tuple[Built, set[str]]] = []
+
+    async def send(batch: Built) -> None:
+        if not taken or taken[0][0] is not batch:
+            taken[:] = [(batch, set())]
+        done = taken[0][1]
+        body = push_body(batch, labels)
+        waiting = [url for url in urls if url not in done]
+        results = await asyncio.gather(
+            *(poster.post(url, body, headers, timeout) for url in waiting),
+            return_exceptions=True,
+        )
+        failed: list[BaseException] = []
+        for url, result in zip(waiting, results, strict=True):
+            if isinstance(result, BaseException):
+                failed.append(result)
+            else:
+                done.add(url)
+        if not failed:
+            taken.clear()
+            return
+        first = failed[0]
+        reason = str(first) if isinstance(first, BatchFailed) else type(first).__name__
+        raise BatchFailed(f"{len(failed)} of {len(urls)} Loki address(es) failed: {reason}")
+
+    return send
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=AggregatorLoggerRuntime)

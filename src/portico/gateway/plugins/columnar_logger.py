@@ -1,10 +1,22 @@
-"""columnar-logger: log rows inserted into a ClickHouse table over its HTTP interface."""
+"""columnar-logger: log rows inserted into a ClickHouse table over its HTTP interface.
+
+A batch is one ``INSERT INTO `<database>`.`<logtable>` FORMAT JSONEachRow`` (the statement in
+the ``query`` parameter of a POST to ``endpoint_addr``, one entry per line in the body), the
+user and password in ClickHouse's ``X-ClickHouse-User``/``X-ClickHouse-Key`` headers (never in
+the URL, which proxies log). Fields the table has no column for are skipped
+(``input_format_skip_unknown_fields``), so a table keeps just the columns it wants: a
+``route_id String``, a ``request Tuple(...)``...
+"""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pydantic import Field
 
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig
+from portico.gateway.plugins._log_sink import Built, HttpPoster, LoggerRuntime, Sink
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
 
 # database and table are interpolated into the INSERT statement at run time (ClickHouse's
@@ -43,3 +55,40 @@ PLUGIN = PluginSpec(
     config=ColumnarLoggerConfig,
     description="Inserts log rows into a ClickHouse table over its HTTP interface.",
 )
+
+
+class ColumnarLoggerRuntime(LoggerRuntime):
+    def __init__(self, config: ColumnarLoggerConfig, services: RuntimeServices) -> None:
+        super().__init__(
+            PLUGIN.name,
+            config,
+            services,
+            _sink(config, HttpPoster(services)),
+            close_grace=min(5.0, float(config.timeout)),
+        )
+
+
+def insert_statement(database: str, table: str) -> str:
+    """The INSERT of a batch. The names are plain identifiers (the config's pattern), quoted
+    all the same: a name that is also a keyword stays a name."""
+    return f"INSERT INTO `{database}`.`{table}` FORMAT JSONEachRow"
+
+
+def _sink(config: ColumnarLoggerConfig, poster: HttpPoster) -> Sink:
+    params = {
+        "query": insert_statement(config.database, config.logtable),
+        "input_format_skip_unknown_fields": "1",
+    }
+    headers = {"content-type": "application/x-ndjson", "x-clickhouse-user": config.user}
+    if config.password is not None:
+        headers["x-clickhouse-key"] = config.password
+    timeout = float(config.timeout)
+
+    async def send(batch: Built) -> None:
+        body = b"\n".join(batch.lines) + b"\n"
+        await poster.post(config.endpoint_addr, body, headers, timeout, params=params)
+
+    return send
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=ColumnarLoggerRuntime)

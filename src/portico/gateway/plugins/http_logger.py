@@ -11,26 +11,19 @@ shape — APISIX sends a lone entry as a bare object) or one JSON object per lin
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Awaitable, Callable
 from typing import Literal
 
-import httpx
 from pydantic import Field
 
-from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
-from portico.gateway.egress import EgressGuard, EgressRefused
-from portico.gateway.outbound import guarded_request
 from portico.gateway.plugin_services import RuntimeServices
-from portico.gateway.plugins._batching import BatchingConfig, batch_processor
-from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
-from portico.gateway.telemetry.batch import BatchFailed
-from portico.gateway.telemetry.log_entry import (
-    Redaction,
-    capture_request_body,
-    capture_response,
-    full_log,
+from portico.gateway.plugins._batching import BatchingConfig
+from portico.gateway.plugins._log_sink import (
+    Built,
+    HttpPoster,
+    LoggerRuntime,
+    Sink,
 )
+from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
 
 
 class HttpLoggerConfig(BatchingConfig):
@@ -64,54 +57,25 @@ PLUGIN = PluginSpec(
 )
 
 
-class HttpLoggerRuntime(BasePluginRuntime):
-    """Queues one entry per request (log phase: memory only) into the batch processor of its
-    configuration, which POSTs batches to ``uri`` through the SSRF guard. A non-2xx answer,
-    a timeout or a refused destination is a failed send (retried, then dropped and counted);
-    the request is never affected."""
+class HttpLoggerRuntime(LoggerRuntime):
+    """One entry per request into the batch processor of its configuration
+    (``_log_sink.LoggerRuntime``), which POSTs batches to ``uri`` through the SSRF guard. A
+    non-2xx answer, a timeout or a refused destination is a failed send (retried, then
+    dropped and counted); the request is never affected."""
 
     def __init__(self, config: HttpLoggerConfig, services: RuntimeServices) -> None:
-        self.config = config
-        self.env_id = services.env_id
-        self.node_id = services.node_id
-        self.now = services.now
-        self.redaction = Redaction.for_route(None)
-        self.batch = batch_processor(
+        super().__init__(
             PLUGIN.name,
             config,
             services,
-            _sender(config, services.http(), services.egress),
-            weigh=len,
+            _sink(config, HttpPoster(services)),
+            request_body=config.include_req_body,
+            response_body=config.include_resp_body,
             close_grace=min(5.0, float(config.timeout)),
         )
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
-        if self.config.include_req_body:
-            await capture_request_body(ctx)
-        return None
 
-    def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None:
-        capture_response(ctx, headers, self.config.include_resp_body)
-
-    def log(self, ctx: RequestContext) -> None:
-        redaction = self.redaction
-        if redaction.route_id != ctx.route.id:  # a chain serves one route: once per snapshot
-            redaction = self.redaction = Redaction.for_route(ctx.route)
-        entry = full_log(
-            ctx,
-            redaction,
-            env_id=self.env_id,
-            node_id=self.node_id,
-            now=self.now(),
-            request_body=self.config.include_req_body,
-            response_body=self.config.include_resp_body,
-        )
-        self.batch.push(json.dumps(entry, separators=(",", ":"), default=str).encode())
-
-
-def _sender(
-    config: HttpLoggerConfig, client: httpx.AsyncClient, guard: EgressGuard
-) -> Callable[[list[bytes]], Awaitable[None]]:
+def _sink(config: HttpLoggerConfig, poster: HttpPoster) -> Sink:
     """POST one batch: a JSON array, or one object per line (``new_line``)."""
     headers = {"content-type": "application/json"}
     if config.auth_header:
@@ -119,22 +83,10 @@ def _sender(
     as_array = config.concat_method == "json"
     timeout = float(config.timeout)
 
-    async def send(entries: list[bytes]) -> None:
-        body = b"[" + b",".join(entries) + b"]" if as_array else b"\n".join(entries)
-        http = client
-        if http.is_closed:  # the shared client went first at shutdown: a last flush alone
-            http = httpx.AsyncClient(trust_env=False)
-        try:
-            response = await guarded_request(
-                http, guard, "POST", config.uri, content=body, headers=headers, timeout=timeout
-            )
-        except EgressRefused as error:
-            raise BatchFailed(f"refused by the egress guard: {error}") from None
-        finally:
-            if http is not client:
-                await http.aclose()
-        if not 200 <= response.status_code < 300:
-            raise BatchFailed(f"the endpoint answered {response.status_code}")
+    async def send(batch: Built) -> None:
+        lines = batch.lines
+        body = b"[" + b",".join(lines) + b"]" if as_array else b"\n".join(lines)
+        await poster.post(config.uri, body, headers, timeout)
 
     return send
 

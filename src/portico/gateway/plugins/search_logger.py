@@ -1,11 +1,24 @@
-"""search-logger: log entries bulk-indexed into Elasticsearch or OpenSearch."""
+"""search-logger: log entries bulk-indexed into Elasticsearch or OpenSearch.
+
+A batch is one ``POST <endpoint_addr>/_bulk`` (NDJSON: a ``{"create": {"_index": ...}}``
+action line, then the entry, per entry), with basic auth when ``auth`` is set. Elasticsearch
+answers 200 even when some documents were refused: its ``errors`` flag is read, and a partial
+failure is a failed send (the batch is retried whole, then dropped and counted).
+"""
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import json
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig
+from portico.gateway.plugins._log_sink import Built, HttpPoster, LoggerRuntime, Sink
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
+from portico.gateway.telemetry.batch import BatchFailed
 
 _FORBIDDEN = set('\\/*?"<>| ,#')
 
@@ -75,3 +88,64 @@ PLUGIN = PluginSpec(
     config=SearchLoggerConfig,
     description="Bulk-indexes log entries into Elasticsearch or OpenSearch.",
 )
+
+
+class SearchLoggerRuntime(LoggerRuntime):
+    def __init__(self, config: SearchLoggerConfig, services: RuntimeServices) -> None:
+        poster = HttpPoster(services, verify=config.ssl_verify)
+        super().__init__(
+            PLUGIN.name,
+            config,
+            services,
+            _sink(config, poster),
+            close_grace=min(5.0, float(config.timeout)),
+        )
+
+
+def _sink(config: SearchLoggerConfig, poster: HttpPoster) -> Sink:
+    url = config.endpoint_addr + "/_bulk"
+    headers = {"content-type": "application/x-ndjson", "accept": "application/json"}
+    if config.auth is not None:
+        pair = f"{config.auth.username}:{config.auth.password}".encode()
+        headers["authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    # "create": an append-only write, which data streams (the usual home of logs) require
+    action = json.dumps({"create": {"_index": config.field.index}}).encode()
+    timeout = float(config.timeout)
+
+    async def send(batch: Built) -> None:
+        pieces: list[bytes] = []
+        for line in batch.lines:
+            pieces.extend((action, line))
+        body = b"\n".join(pieces) + b"\n"  # _bulk wants the last line ended too
+        answer = await poster.post(url, body, headers, timeout)
+        refused = bulk_refusal(answer)
+        if refused is not None:
+            raise BatchFailed(refused)
+
+    return send
+
+
+def bulk_refusal(answer: bytes) -> str | None:
+    """Why a ``_bulk`` answer says the batch was not (wholly) indexed, or None."""
+    try:
+        found = json.loads(answer)
+    except ValueError:
+        return "the _bulk answer is not JSON"
+    if not isinstance(found, dict):
+        return "the _bulk answer is not a JSON object"
+    if not found.get("errors"):
+        return None
+    items = found.get("items")
+    failed = [
+        result
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict)
+        for result in item.values()
+        if isinstance(result, dict) and result.get("error")
+    ]
+    first = failed[0]["error"] if failed else None
+    kind = first.get("type", "?") if isinstance(first, dict) else "?"
+    return f"{len(failed)} document(s) refused by _bulk (first: {kind})"
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=SearchLoggerRuntime)

@@ -3,18 +3,42 @@
 The seed names the topic field "``<broker>_topic``": APISIX's kafka-logger calls it
 ``kafka_topic``, and the seed writes product names with a neutral word (kafka-logger became
 stream-logger), so ``<broker>`` stands for that word and the field is ``stream_topic``.
+
+At run time each entry is one message (its JSON as the value, ``key`` as the key) produced by
+aiokafka's producer to ``stream_topic``. The producer belongs to the configuration, as its
+batch does (:class:`KafkaSink`, a shared resource): started by the first batch, kept across
+deploys that keep the configuration, stopped after the batch's last flush when the
+configuration goes or the gateway closes. ``producer_type: sync`` waits for the brokers'
+acknowledgements (``required_acks``) of each batch, so a refused batch is retried then
+dropped and counted; ``async`` hands the messages to the producer and goes on, counting as
+dropped the messages whose delivery fails later.
+
+The SSRF guard checks the brokers: the bootstrap brokers are connected to at the addresses the
+guard resolved, and the brokers the cluster advertises in its metadata (where the producer
+connects next) are checked before each batch.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import functools
 import ipaddress
 import re
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
+from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import DefaultPartitioner
 from pydantic import AfterValidator, Field, field_validator
 
-from portico.gateway.plugins._batching import BatchingConfig
+from portico.gateway.egress import EgressGuard, EgressRefused
+from portico.gateway.plugin_services import RuntimeServices
+from portico.gateway.plugins._batching import BatchingConfig, config_key
+from portico.gateway.plugins._log_sink import Built, LoggerRuntime
 from portico.gateway.plugins.base import Category, PluginSpec
+from portico.gateway.telemetry.batch import BatchFailed
+from portico.gateway.telemetry.metrics import GatewayMetrics
 
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
@@ -87,3 +111,122 @@ PLUGIN = PluginSpec(
     config=StreamLoggerConfig,
     description="Produces log entries to a Kafka topic.",
 )
+
+
+MAX_REQUEST_BYTES = 1024 * 1024
+_PARTITIONER = DefaultPartitioner()  # Kafka's: murmur2 of the key, or any partition
+
+
+class KafkaSink:
+    """The producer of one configuration and the Sink that writes a batch with it."""
+
+    def __init__(
+        self, config: StreamLoggerConfig, guard: EgressGuard, dropped: Callable[[int], None]
+    ) -> None:
+        self.config = config
+        self.guard = guard
+        self.count_dropped = dropped  # the drops metric (async deliveries that failed)
+        self.key = config.key.encode() if config.key is not None else None
+        self.timeout = float(config.timeout)
+        self._producer: AIOKafkaProducer | None = None
+        self._starting = asyncio.Lock()
+        self._closed = False
+
+    async def producer(self) -> AIOKafkaProducer:
+        async with self._starting:
+            if self._producer is None:
+                self._producer = await self._start()
+            return self._producer
+
+    async def _start(self) -> AIOKafkaProducer:
+        bootstrap = []
+        for host, port in self.config.broker_list.items():
+            try:
+                address = await self.guard.resolve(host, port)
+            except EgressRefused as error:
+                raise BatchFailed(f"refused by the egress guard: {error}") from None
+            bootstrap.append(f"[{address}]:{port}" if ":" in address else f"{address}:{port}")
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap,
+            client_id="portico",
+            acks="all" if self.config.required_acks == -1 else 1,
+            request_timeout_ms=self.config.timeout * 1000,
+            enable_idempotence=False,  # no InitProducerId: what APISIX's producer does too
+            # a whole batch of entries in one request per partition (the default, 16 KiB,
+            # made a batch of 1000 entries ~70 round trips); 1 MiB is the broker's default
+            # message.max.bytes
+            max_batch_size=MAX_REQUEST_BYTES,
+            max_request_size=MAX_REQUEST_BYTES,
+        )
+        try:
+            await asyncio.wait_for(producer.start(), self.timeout)
+        except BaseException:
+            await producer.stop()
+            raise
+        return producer
+
+    async def _check_advertised(self, producer: AIOKafkaProducer) -> None:
+        for broker in producer.client.cluster.brokers():
+            try:
+                await self.guard.resolve(broker.host, broker.port)
+            except EgressRefused as error:
+                raise BatchFailed(f"an advertised broker is refused: {error}") from None
+
+    async def __call__(self, batch: Built) -> None:
+        if self._closed:
+            raise BatchFailed("the producer is stopped")
+        producer = await self.producer()
+        await self._check_advertised(producer)
+        topic, key = self.config.stream_topic, self.key
+        partitions = sorted(await producer.partitions_for(topic))
+        # one partition per batch: the key's (every entry has the same key), or any one
+        partition = _PARTITIONER(key, partitions, partitions)
+        # record batches built here and handed over whole: producer.send() per entry (its
+        # partitioning, accounting and a metadata check each time) cost more than building
+        # the entry itself
+        deliveries: list[tuple[asyncio.Future[Any], int]] = []  # (delivery, entries)
+        builder = producer.create_batch()
+        for line, at in zip(batch.lines, batch.logged_at, strict=True):
+            stamp = int(at * 1000)
+            if builder.append(timestamp=stamp, key=key, value=line) is None:  # full
+                sent = await producer.send_batch(builder, topic, partition=partition)
+                deliveries.append((sent, builder.record_count()))
+                builder = producer.create_batch()
+                if builder.append(timestamp=stamp, key=key, value=line) is None:
+                    raise BatchFailed(f"an entry is larger than {MAX_REQUEST_BYTES} bytes")
+        if builder.record_count():
+            sent = await producer.send_batch(builder, topic, partition=partition)
+            deliveries.append((sent, builder.record_count()))
+        if self.config.producer_type == "sync":
+            await asyncio.wait_for(asyncio.gather(*(d for d, _ in deliveries)), self.timeout)
+            return
+        for delivery, entries in deliveries:
+            delivery.add_done_callback(functools.partial(self._delivered, entries))
+
+    def _delivered(self, entries: int, delivery: asyncio.Future[Any]) -> None:
+        if delivery.cancelled() or delivery.exception() is not None:
+            self.count_dropped(entries)
+
+    async def aclose(self) -> None:
+        """Stop the producer (after the batch's last flush: registered after it, it is
+        closed after it). Whatever it still buffers is sent within its own timeouts."""
+        self._closed = True
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
+
+
+class StreamLoggerRuntime(LoggerRuntime):
+    def __init__(self, config: StreamLoggerConfig, services: RuntimeServices) -> None:
+        metrics = services.shared("metrics", "", GatewayMetrics)
+        sink = KafkaSink(config, services.egress, metrics.dropped_counter(PLUGIN.name))
+        super().__init__(
+            PLUGIN.name, config, services, sink, close_grace=min(5.0, float(config.timeout))
+        )
+        # after the batch: SharedResources closes in creation order, so the batch's last
+        # flush still has its producer (a sink kept from an earlier snapshot comes back
+        # with the batch that uses it: one key for both)
+        services.shared("stream-producer", config_key(PLUGIN.name, config), lambda: sink)
+
+
+PLUGIN = dataclasses.replace(PLUGIN, runtime=StreamLoggerRuntime)

@@ -1,0 +1,189 @@
+"""A single-node Kafka broker on loopback that speaks the real wire protocol, for
+stream-logger's tests.
+
+Kafka does not install from the registries this project uses (it is neither a Debian package
+nor on PyPI or npm), so this broker stands in for it. It implements the requests a producer
+makes, at the versions it announces: ApiVersions v0, Metadata v0-v1 and Produce v3 (record
+batches of format v2, the only one aiokafka writes). Requests and responses are encoded and
+decoded with aiokafka's own protocol classes and the record batches read with its record
+classes, so the bytes are Kafka's, not a private format. Every topic asked for exists (as with
+``auto.create.topics.enable``), with one partition led by this broker; what is produced is
+kept for the test to read back (:attr:`KafkaBroker.messages`). ``error_code`` makes every
+Produce fail with that Kafka error (e.g. 29, TOPIC_AUTHORIZATION_FAILED, not retriable).
+"""
+
+from __future__ import annotations
+
+import socket
+import socketserver
+import struct
+import threading
+from dataclasses import dataclass, field
+from io import BytesIO
+from types import TracebackType
+from typing import Any
+
+from aiokafka.protocol.admin import ApiVersionRequest_v0, ApiVersionResponse_v0
+from aiokafka.protocol.metadata import (
+    MetadataRequest_v0,
+    MetadataRequest_v1,
+    MetadataResponse_v0,
+    MetadataResponse_v1,
+)
+from aiokafka.protocol.produce import ProduceRequest_v3, ProduceResponse_v3
+from aiokafka.record.memory_records import MemoryRecords
+
+API_VERSIONS, METADATA, PRODUCE = 18, 3, 0
+#: what the broker announces: api key → (min, max version)
+SUPPORTED = {API_VERSIONS: (0, 0), METADATA: (0, 1), PRODUCE: (3, 3)}
+REQUESTS: dict[tuple[int, int], Any] = {
+    (API_VERSIONS, 0): ApiVersionRequest_v0,
+    (METADATA, 0): MetadataRequest_v0,
+    (METADATA, 1): MetadataRequest_v1,
+    (PRODUCE, 3): ProduceRequest_v3,
+}
+UNSUPPORTED_VERSION = 35
+NODE_ID = 1
+
+
+@dataclass
+class Message:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass
+class KafkaBroker:
+    port: int = 0
+    #: Kafka error code every Produce is answered with (0: accept)
+    error_code: int = 0
+    messages: list[Message] = field(default_factory=list)
+    produce_requests: int = 0
+    #: the acks each Produce asked for
+    acks: list[int] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: socketserver.ThreadingTCPServer | None = None
+
+    def __enter__(self) -> KafkaBroker:
+        broker = self
+
+        class Connection(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                broker._serve(self.request)
+
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Connection)
+        server.daemon_threads = True
+        self.port = server.server_address[1]
+        self._server = server
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.error_code = 0
+            self.messages.clear()
+            self.produce_requests = 0
+            self.acks.clear()
+
+    def topic_messages(self, topic: str) -> list[Message]:
+        with self.lock:
+            return [m for m in self.messages if m.topic == topic]
+
+    # ------------------------------------------------------------------ the protocol
+
+    def _serve(self, sock: socket.socket) -> None:
+        try:
+            while True:
+                size = _read_exactly(sock, 4)
+                if size is None:
+                    return
+                frame = _read_exactly(sock, struct.unpack(">i", size)[0])
+                if frame is None:
+                    return
+                answer = self._answer(frame)
+                sock.sendall(struct.pack(">i", len(answer)) + answer)
+        except OSError:
+            return
+
+    def _answer(self, frame: bytes) -> bytes:
+        data = BytesIO(frame)
+        api_key, version, correlation_id = struct.unpack(">hhi", data.read(8))
+        (client_id_length,) = struct.unpack(">h", data.read(2))
+        if client_id_length > 0:
+            data.read(client_id_length)
+        header = struct.pack(">i", correlation_id)
+        kind = REQUESTS.get((api_key, version))
+        if kind is None:
+            if api_key == API_VERSIONS:  # a newer client asking first: v0's answer, an error
+                return header + ApiVersionResponse_v0(UNSUPPORTED_VERSION, []).encode()
+            raise OSError(f"unsupported request {api_key} v{version}")  # closes the socket
+        request = kind.decode(data)
+        if api_key == API_VERSIONS:
+            versions = [(key, low, high) for key, (low, high) in SUPPORTED.items()]
+            return header + ApiVersionResponse_v0(0, versions).encode()
+        if api_key == METADATA:
+            return header + self._metadata(request, version)
+        return header + self._produce(request)
+
+    def _metadata(self, request: Any, version: int) -> bytes:
+        with self.lock:
+            known = sorted({m.topic for m in self.messages})
+        topics = request.topics if request.topics else known  # none named: all of them
+        partitions = [(0, 0, NODE_ID, [NODE_ID], [NODE_ID])]
+        if version == 0:
+            brokers0 = [(NODE_ID, "127.0.0.1", self.port)]
+            return MetadataResponse_v0(
+                brokers0, [(0, topic, partitions) for topic in topics]
+            ).encode()
+        brokers1 = [(NODE_ID, "127.0.0.1", self.port, None)]
+        return MetadataResponse_v1(
+            brokers1, NODE_ID, [(0, topic, False, partitions) for topic in topics]
+        ).encode()
+
+    def _produce(self, request: Any) -> bytes:
+        answered = []
+        with self.lock:
+            self.produce_requests += 1
+            self.acks.append(request.required_acks)
+            for topic, partitions in request.topics:
+                results = []
+                for partition, raw in partitions:
+                    offset = sum(1 for m in self.messages if m.topic == topic)
+                    if self.error_code:
+                        results.append((partition, self.error_code, -1, -1))
+                        continue
+                    base = offset
+                    records = MemoryRecords(raw)
+                    while (batch := records.next_batch()) is not None:
+                        for record in batch:
+                            self.messages.append(
+                                Message(topic, partition, offset, record.key, record.value)
+                            )
+                            offset += 1
+                    results.append((partition, 0, base, -1))  # the batch's base offset
+                answered.append((topic, results))
+        return ProduceResponse_v3(answered, 0).encode()
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
+    chunks, wanted = [], size
+    while wanted:
+        chunk = sock.recv(wanted)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)
