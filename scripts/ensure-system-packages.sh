@@ -2,6 +2,8 @@
 # Make sure the system binaries the test suite needs are present:
 #   * PostgreSQL server binaries (initdb, pg_ctl, postgres, psql) under /usr/lib/postgresql/*/bin
 #   * redis-server on PATH
+#   * libmodsecurity3 and modsecurity-crs (the WAF engine: ModSecurity v3 through ctypes, with
+#     the OWASP Core Rule Set; no compiler or -dev package needed)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
 # The tests start their own throwaway servers on loopback; nothing here configures or uses the
@@ -20,9 +22,14 @@ pg_bindir() {
     [[ -n "$found" ]] && dirname "$found"
 }
 
+has_modsecurity() { ldconfig -p 2>/dev/null | grep -q 'libmodsecurity\.so\.3 '; }
+has_crs() { ls /usr/share/modsecurity-crs/rules/*.conf >/dev/null 2>&1; }
+
 missing=()
 pg_bindir >/dev/null || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+has_modsecurity || missing+=(libmodsecurity3)
+has_crs || missing+=(modsecurity-crs)
 
 actions=()
 
@@ -52,6 +59,8 @@ if ((${#missing[@]} > 0)); then
     still_missing=()
     pg_bindir >/dev/null || still_missing+=(postgresql)
     command -v redis-server >/dev/null 2>&1 || still_missing+=(redis-server)
+    has_modsecurity || still_missing+=(libmodsecurity3)
+    has_crs || still_missing+=(modsecurity-crs)
     if ((${#still_missing[@]} > 0)); then
         tail -n 30 "$apt_log" >&2
         echo "$me: still missing after apt-get install: ${still_missing[*]}" >&2
