@@ -24,6 +24,7 @@ import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -169,12 +170,17 @@ def make_server(host: str, port: int, engine: RuleEngine) -> ThreadingHTTPServer
             self._answer(200, answer)
 
         def _answer(self, status: int, document: dict[str, Any]) -> None:
+            # one write for the whole answer: written in pieces (the base class's way), the
+            # body would wait out Nagle and the client's delayed ACK on a kept-alive socket
             body = json.dumps(document).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            lines = [
+                f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
+                "content-type: application/json",
+                f"content-length: {len(body)}",
+            ]
+            if self.close_connection:
+                lines.append("connection: close")
+            self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
 
         def log_message(self, format: str, *args: Any) -> None:
             logger.debug(format, *args)

@@ -21,7 +21,8 @@ from portico.gateway.plugins.trace_export.propagation import (
     sampled_by_ratio,
     traceparent,
 )
-from portico.gateway.plugins.trace_export.span import KNOWN_METHODS, SpanRecord, encode
+from portico.gateway.plugins.trace_export.span import KNOWN_METHODS, SCOPE, SpanRecord
+from portico.gateway.plugins.trace_export.wire import encode
 from portico.gateway.telemetry.batch import BatchFailed, BatchProcessor
 from portico.gateway.telemetry.metrics import GatewayMetrics
 
@@ -147,7 +148,7 @@ def _sender(
     headers = {"content-type": "application/x-protobuf"}
 
     async def send(records: list[SpanRecord]) -> None:
-        body = encode(config.service_name, records)
+        body = encode(config.service_name, SCOPE, records)
         http = client
         if http.is_closed:  # the shared client went first at shutdown: a last flush alone
             http = httpx.AsyncClient(trust_env=False)

@@ -1,7 +1,7 @@
-"""One request as a SERVER span, and batches of spans as OTLP protobuf.
+"""One request as a SERVER span: what the log phase keeps of it.
 
-The log phase only gathers strings and numbers (:class:`SpanRecord`); the protobuf messages
-are built by :func:`encode`, in the batch processor's task, once per batch. Attribute names
+The log phase only gathers strings and numbers (:class:`SpanRecord`); the protobuf bytes are
+written by ``wire.encode``, in the batch processor's task, once per batch. Attribute names
 are OpenTelemetry's HTTP semantic conventions (stable since semconv 1.23): ``http.request.
 method``, ``url.path``, ``url.scheme``, ``http.route``, ``http.response.status_code``,
 ``server.address``, ``server.port``, ``client.address``, ``user_agent.original``,
@@ -10,13 +10,6 @@ span 4xx is the client's fault, not the span's).
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
-from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
 
 #: the instrumentation scope of the gateway's spans
 SCOPE = "portico.gateway"
@@ -64,49 +57,3 @@ class SpanRecord:
         self.end_ns = end_ns
         self.attributes = attributes
         self.error = error
-
-
-def _value(value: str | int) -> AnyValue:
-    return AnyValue(int_value=value) if isinstance(value, int) else AnyValue(string_value=value)
-
-
-def _span(record: SpanRecord) -> Span:
-    span = Span(
-        trace_id=record.trace_id.to_bytes(16, "big"),
-        span_id=record.span_id.to_bytes(8, "big"),
-        trace_state=record.trace_state,
-        name=record.name,
-        kind=Span.SpanKind.SPAN_KIND_SERVER,
-        start_time_unix_nano=record.start_ns,
-        end_time_unix_nano=record.end_ns,
-        attributes=[KeyValue(key=k, value=_value(v)) for k, v in record.attributes],
-        # W3C flags: sampled (every exported span is)
-        flags=0x01,
-    )
-    if record.parent_span_id:
-        span.parent_span_id = record.parent_span_id.to_bytes(8, "big")
-    if record.error:
-        span.status.CopyFrom(Status(code=Status.StatusCode.STATUS_CODE_ERROR))
-    return span
-
-
-def encode(service_name: str, records: Sequence[SpanRecord]) -> bytes:
-    """An OTLP/HTTP traces request body (``application/x-protobuf``)."""
-    resource = Resource(
-        attributes=[KeyValue(key="service.name", value=AnyValue(string_value=service_name))]
-    )
-    request = ExportTraceServiceRequest(
-        resource_spans=[
-            ResourceSpans(
-                resource=resource,
-                scope_spans=[
-                    ScopeSpans(
-                        scope=InstrumentationScope(name=SCOPE),
-                        spans=[_span(record) for record in records],
-                    )
-                ],
-            )
-        ]
-    )
-    body: bytes = request.SerializeToString()
-    return body
