@@ -185,9 +185,14 @@ def make_server(host: str, port: int, engine: RuleEngine) -> ThreadingHTTPServer
         def log_message(self, format: str, *args: Any) -> None:
             logger.debug(format, *args)
 
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    return _Server((host, port), Handler)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # a gateway opens its connections in a burst; the default backlog (5) would leave some
+    # waiting out a SYN retransmission (a second)
+    request_queue_size = 128
 
 
 def serve(host: str, port: int, files: RuleFiles) -> None:

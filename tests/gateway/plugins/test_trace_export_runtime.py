@@ -178,3 +178,15 @@ async def test_a_collector_that_is_down_never_fails_requests_and_drops_are_count
     for _ in range(3):
         assert (await gateway.client.get("/still-served")).status_code == 200
     await until_metric(gateway, "portico_log_entries_dropped_total", {"plugin": "trace-export"}, 3)
+
+
+async def test_the_collector_is_behind_the_ssrf_guard(backend: int, receiver: OtlpReceiver) -> None:
+    running, servers = await _start(GatewayOptions(node_id="node-1"))  # loopback refused
+    try:
+        await running.gw.apply(snapshot(backend, [trace_export(receiver.endpoint)]))
+        assert (await running.client.get("/guarded")).status_code == 200
+        labels = {"plugin": "trace-export"}
+        await until_metric(running, "portico_log_entries_dropped_total", labels, 1)
+        assert receiver.spans == []
+    finally:
+        await _stop(running, servers)

@@ -10,8 +10,10 @@ the gateway's log, not to the client); ``{"action": "pass"}`` lets it through. A
 is down, late (``timeout`` ms), or answers anything else is a failure: ``fail_open`` passes
 the request, otherwise 503.
 
-The call goes through the shared, pooled httpx client (keep-alive connections to the engine
-are reused across requests) and the SSRF guard: ``host`` is user input. ``portico waf-engine``
+The call goes through a small pool of keep-alive connections per engine address
+(:data:`ENGINE_CONNECTIONS`, shared by every route and snapshot that asks that engine: its
+work is CPU-bound, so more connections would only queue inside it) and through the SSRF
+guard: ``host`` is user input. ``portico waf-engine``
 (``portico.waf``) is such an engine: ModSecurity v3 with the OWASP Core Rule Set.
 """
 
@@ -91,6 +93,8 @@ PLUGIN = PluginSpec(
 MAX_INSPECTED_BODY = 64 * 1024
 #: the largest verdict read from the engine
 MAX_VERDICT_BYTES = 16 * 1024
+#: connections kept to one engine; requests beyond wait for one (within ``timeout``)
+ENGINE_CONNECTIONS = 16
 #: where the blocking rule's id is kept for the log phase
 RULE_ID_VAR = "waf_rule_id"
 
@@ -101,10 +105,25 @@ class EngineFailed(Exception):
     """The engine gave no usable verdict (down, late, refused, a malformed answer)."""
 
 
+class _EnginePool:
+    """The keep-alive connections to one engine (a shared resource: it outlives snapshots)."""
+
+    def __init__(self) -> None:
+        limits = httpx.Limits(
+            max_connections=ENGINE_CONNECTIONS, max_keepalive_connections=ENGINE_CONNECTIONS
+        )
+        self.client = httpx.AsyncClient(limits=limits, trust_env=False)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
 class WafRuntime(BasePluginRuntime):
     def __init__(self, config: WafConfig, services: RuntimeServices) -> None:
         self.config = config
-        self.client = services.http()
+        self.client = services.shared(
+            "waf-engine", f"{config.host}:{config.port}", _EnginePool
+        ).client
         self.guard = services.egress
         host = f"[{config.host}]" if ":" in config.host else config.host
         self.url = f"http://{host}:{config.port}/inspect"
