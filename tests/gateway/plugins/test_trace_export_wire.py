@@ -31,7 +31,7 @@ def reference(service_name: str, scope: str, records: Sequence[SpanRecord]) -> b
             kind=Span.SpanKind.SPAN_KIND_SERVER,
             start_time_unix_nano=record.start_ns,
             end_time_unix_nano=record.end_ns,
-            attributes=[KeyValue(key=k, value=value(v)) for k, v in record.attributes],
+            attributes=[KeyValue(key=k, value=value(v)) for k, v in record.attributes()],
             flags=0x01,
         )
         if record.parent_span_id:
@@ -64,15 +64,22 @@ attribute = st.tuples(
 )
 records = st.builds(
     SpanRecord,
-    st.integers(1, 2**128 - 1),
-    st.integers(1, 2**64 - 1),
-    st.integers(0, 2**64 - 1),
-    text,
-    text,
-    st.integers(0, 2**64 - 1),
-    st.integers(0, 2**64 - 1),
-    st.lists(attribute, max_size=12),
-    st.booleans(),
+    trace_id=st.integers(1, 2**128 - 1),
+    span_id=st.integers(1, 2**64 - 1),
+    parent_span_id=st.integers(0, 2**64 - 1),
+    trace_state=text,
+    start_ns=st.integers(0, 2**64 - 1),
+    end_ns=st.integers(0, 2**64 - 1),
+    method=st.one_of(st.sampled_from(["GET", "POST", "PURGE"]), text),
+    path=text,
+    scheme=st.sampled_from(["http", "https"]),
+    route=text,
+    host=text,
+    client=text,
+    version=st.sampled_from(["1.0", "1.1"]),
+    status=st.integers(0, 599),
+    agent=st.one_of(st.none(), text),
+    extra=st.one_of(st.none(), st.lists(attribute, max_size=6)),
 )
 
 

@@ -21,7 +21,7 @@ from portico.gateway.plugins.trace_export.propagation import (
     sampled_by_ratio,
     traceparent,
 )
-from portico.gateway.plugins.trace_export.span import KNOWN_METHODS, SCOPE, SpanRecord
+from portico.gateway.plugins.trace_export.span import SCOPE, SpanRecord
 from portico.gateway.plugins.trace_export.wire import encode
 from portico.gateway.telemetry.batch import BatchFailed, BatchProcessor
 from portico.gateway.telemetry.metrics import GatewayMetrics
@@ -88,41 +88,34 @@ class TraceExportRuntime(BasePluginRuntime):
         if not trace.sampled:
             return
         request = ctx.request
-        method = request.method
-        route = ctx.route.uri
-        attributes: list[tuple[str, str | int]] = [
-            ("http.request.method", method if method in KNOWN_METHODS else "_OTHER"),
-            ("url.path", request.path),
-            ("url.scheme", request.scheme),
-            ("http.route", route),
-            ("server.address", ctx.host),
-            ("client.address", ctx.client_ip),
-            ("network.protocol.version", request.http_version),
-        ]
-        status = ctx.status
-        if status:
-            attributes.append(("http.response.status_code", status))
-        agent = request.header("user-agent")
-        if agent is not None:
-            attributes.append(("user_agent.original", agent))
-        if method not in KNOWN_METHODS:
-            attributes.append(("http.request.method_original", method))
-        for variable in self.extra:
-            value = ctx.var(variable)
-            if value is not None:
-                attributes.append((variable, value))
+        agent = state = None
+        for name, value in request.headers:  # one pass for both (names are lower-case)
+            if name == "user-agent":
+                agent = value
+            elif name == "tracestate":
+                state = value
+        extra: list[tuple[str, str | int]] | None = None
+        if self.extra:
+            extra = [(n, v) for n in self.extra if (v := ctx.var(n)) is not None]
         end = time.time_ns()
         self.batch.push(
             SpanRecord(
                 trace.trace_id,
                 trace.span_id,
                 trace.parent_span_id,
-                request.header("tracestate") or "",
-                f"{method} {route}" if method in KNOWN_METHODS else f"HTTP {route}",
+                state or "",
                 end - int(ctx.latency * 1e9),
                 end,
-                attributes,
-                status >= 500,
+                request.method,
+                request.path,
+                request.scheme,
+                ctx.route.uri,
+                ctx.host,
+                ctx.client_ip,
+                request.http_version,
+                ctx.status,
+                agent,
+                extra,
             )
         )
 

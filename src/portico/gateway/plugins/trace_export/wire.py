@@ -4,8 +4,10 @@ Why not the generated classes (``opentelemetry-proto``): building a span's messa
 costs about 55 µs of CPU per span on the event loop (measured with protobuf 7's upb
 backend, 9 attributes), which alone would take trace-export below its throughput goal. The
 messages used here are few and fixed (opentelemetry-proto 1.x, ``trace/v1/trace.proto``,
-``common/v1/common.proto``), so they are written by hand, and a span's constant pieces
-(attribute pairs that repeat: method, scheme, route, host...) are encoded once and reused.
+``common/v1/common.proto``), so they are written by hand, and what a route's spans share
+(name, method, scheme, route, host, client, status...) is encoded once and reused.
+Protobuf parsers accept fields in any order; repeated fields (the attributes) keep theirs,
+``SpanRecord.attributes``'.
 ``tests/gateway/plugins/test_trace_export_wire.py`` parses this output with
 opentelemetry-proto and compares it with the same request built from its classes.
 
@@ -22,16 +24,19 @@ from portico.gateway.plugins.trace_export.span import SpanRecord
 _SPAN_KIND_SERVER = 2
 _STATUS_CODE_ERROR = 2
 _SAMPLED = 0x01
-#: encoded attribute pairs kept for reuse; past this many the cache starts afresh
+#: encoded common parts kept for reuse (see _common); past this many the cache starts afresh
 _CACHE_LIMIT = 4096
-_pairs: dict[tuple[str, str | int], bytes] = {}
+_commons: dict[tuple[str, str, str, str, str, str, int, str | None], bytes] = {}
 _fixed64 = struct.Struct("<Q").pack
 _fixed32 = struct.Struct("<I").pack
 
 
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
+
+
 def _varint(value: int) -> bytes:
     if value < 0x80:
-        return bytes((value,))
+        return _ONE_BYTE[value]
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -46,19 +51,13 @@ def _field(number: int, payload: bytes) -> bytes:
 
 
 def _key_value(key: str, value: str | int) -> bytes:
-    found = _pairs.get((key, value))
-    if found is not None:
-        return found
+    """A span attribute, framed as ``Span.attributes`` (field 9)."""
     if isinstance(value, int):  # AnyValue.int_value = 3 (int64, two's complement varint)
         any_value = _varint(3 << 3) + _varint(value & 0xFFFFFFFFFFFFFFFF)
     else:  # AnyValue.string_value = 1
         any_value = _field(1, value.encode())
-    # KeyValue.key = 1, KeyValue.value = 2; as Span.attributes = 9
-    encoded = _field(9, _field(1, key.encode()) + _field(2, any_value))
-    if len(_pairs) >= _CACHE_LIMIT:
-        _pairs.clear()
-    _pairs[(key, value)] = encoded
-    return encoded
+    # KeyValue.key = 1, KeyValue.value = 2
+    return _field(9, _field(1, key.encode()) + _field(2, any_value))
 
 
 _KIND = _varint(6 << 3) + _varint(_SPAN_KIND_SERVER)  # Span.kind = 6
@@ -67,25 +66,55 @@ _ERROR = _field(15, _varint(3 << 3) + _varint(_STATUS_CODE_ERROR))  # Span.statu
 _START, _END = _varint(7 << 3 | 1), _varint(8 << 3 | 1)  # fixed64 nanoseconds
 
 
+def _common(record: SpanRecord) -> bytes:
+    """What the spans of one route, client and outcome share: name, kind, status and the
+    attributes before ``url.path``; encoded once per distinct combination."""
+    key = (
+        record.method,
+        record.route,
+        record.scheme,
+        record.host,
+        record.client,
+        record.version,
+        record.status,
+        record.agent,
+    )
+    found = _commons.get(key)
+    if found is None:
+        parts = [_field(5, record.name.encode()), _KIND, _FLAGS]
+        parts += [_key_value(k, v) for k, v in record.common_attributes()]
+        if record.error:
+            parts.append(_ERROR)
+        found = b"".join(parts)
+        if len(_commons) >= _CACHE_LIMIT:
+            _commons.clear()
+        _commons[key] = found
+    return found
+
+
+# the framing of the fixed-size fields: Span.trace_id = 1 (16 bytes), .span_id = 2 and
+# .parent_span_id = 4 (8 bytes each)
+_TRACE_ID, _SPAN_ID, _PARENT_ID = b"\x0a\x10", b"\x12\x08", b"\x22\x08"
+_PATH_KEY = _field(1, b"url.path")  # KeyValue.key
+
+
 def _span(record: SpanRecord) -> bytes:
+    # url.path, the attribute that changes with each span: KeyValue{key, value{string}}
+    path = _field(2, _field(1, record.path.encode()))
     parts = [
-        _field(1, record.trace_id.to_bytes(16, "big")),
-        _field(2, record.span_id.to_bytes(8, "big")),
+        _TRACE_ID + record.trace_id.to_bytes(16, "big"),
+        _SPAN_ID + record.span_id.to_bytes(8, "big"),
+        _START + _fixed64(record.start_ns),
+        _END + _fixed64(record.end_ns),
+        _common(record),
+        _field(9, _PATH_KEY + path),
     ]
     if record.trace_state:
         parts.append(_field(3, record.trace_state.encode()))
     if record.parent_span_id:
-        parts.append(_field(4, record.parent_span_id.to_bytes(8, "big")))
-    parts += (
-        _field(5, record.name.encode()),
-        _KIND,
-        _START + _fixed64(record.start_ns),
-        _END + _fixed64(record.end_ns),
-    )
-    parts += [_key_value(key, value) for key, value in record.attributes]
-    if record.error:
-        parts.append(_ERROR)
-    parts.append(_FLAGS)
+        parts.append(_PARENT_ID + record.parent_span_id.to_bytes(8, "big"))
+    if record.extra:
+        parts += [_key_value(key, value) for key, value in record.extra]
     return b"".join(parts)
 
 
