@@ -250,6 +250,7 @@ def waf_engine(
     from portico.waf.modsecurity import RuleEngineError
 
     files = RuleFiles(config=config, crs_setup=crs_setup, rules=rules)
+    configure_logging("INFO")
     console.print(f"[bold]Portico WAF engine[/bold] on http://{host}:{port}/inspect")
     try:
         serve(host, port, files)

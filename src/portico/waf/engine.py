@@ -131,6 +131,15 @@ def inspect(engine: RuleEngine, request: dict[str, Any]) -> dict[str, Any]:
     )
     if not verdict.blocked:
         return {"action": "pass"}
+    # the engine's own record of what it refused (the gateway's client is not told why)
+    logger.info(
+        "blocked %s %s from %s: rule %s (matched %s)",
+        method,
+        uri[:512],
+        client_ip,
+        verdict.rule_id,
+        ",".join(verdict.matched),
+    )
     return {
         "action": "block",
         "rule_id": verdict.rule_id,

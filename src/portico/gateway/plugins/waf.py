@@ -5,16 +5,16 @@ Per request, in the access phase: ``POST http://host:port/inspect`` with
 received; ``headers`` a list of ``[name, value]`` pairs; ``body`` the request body when its
 declared length is at most 64 KiB — text, or base64 with ``"body_encoding": "base64"`` when
 it is not UTF-8; a larger or chunked body is not sent, ``body_skipped`` says so). The answer
-``{"action": "block", "rule_id": ...}`` refuses the request with 403 (the rule id goes to
-the gateway's log, not to the client); ``{"action": "pass"}`` lets it through. An engine that
-is down, late (``timeout`` ms), or answers anything else is a failure: ``fail_open`` passes
-the request, otherwise 503.
+``{"action": "block", "rule_id": ...}`` refuses the request with 403; the client is not told
+which rule (the engine logs it; the log phase finds it in ``ctx.vars["waf_rule_id"]``).
+``{"action": "pass"}`` lets it through. An engine that is down, late (``timeout`` ms), or
+answers anything else is a failure: ``fail_open`` passes the request, otherwise 503.
 
 The call goes through a small pool of keep-alive connections per engine address
 (:data:`ENGINE_CONNECTIONS`, shared by every route and snapshot that asks that engine: its
 work is CPU-bound, so more connections would only queue inside it) and through the SSRF
-guard: ``host`` is user input. ``portico waf-engine``
-(``portico.waf``) is such an engine: ModSecurity v3 with the OWASP Core Rule Set.
+guard: ``host`` is user input. ``portico waf-engine`` (``portico.waf``) is such an engine:
+ModSecurity v3 with the OWASP Core Rule Set.
 """
 
 from __future__ import annotations
