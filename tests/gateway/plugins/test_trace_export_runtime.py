@@ -190,3 +190,19 @@ async def test_the_collector_is_behind_the_ssrf_guard(backend: int, receiver: Ot
         assert receiver.spans == []
     finally:
         await _stop(running, servers)
+
+
+async def test_a_request_refused_before_the_plugin_ran_is_traced_too(
+    gateway: Running, backend: int, receiver: OtlpReceiver
+) -> None:
+    key_auth = plugin("key-auth", 100, header="apikey", query="apikey", hide_credentials=False)
+    await gateway.gw.apply(snapshot(backend, [key_auth, trace_export(receiver.endpoint)]))
+    refused = await gateway.client.get(
+        "/private", headers={"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"}
+    )
+    assert refused.status_code == 401
+    [received] = await spans(receiver, 1)
+    assert received.span.trace_id.hex() == CLIENT_TRACE
+    assert received.span.parent_span_id.hex() == CLIENT_SPAN
+    assert received.attributes["http.response.status_code"] == 401
+    assert received.span.status.code == Status.StatusCode.STATUS_CODE_UNSET  # a 4xx is not ours
