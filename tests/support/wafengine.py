@@ -48,10 +48,8 @@ class WafEngine:
         if self._proc is not None:
             raise RuntimeError("the WAF engine is already started")
         self.base_dir.mkdir(parents=True, exist_ok=True)
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(_SRC), os.environ.get("PYTHONPATH", "")]),
-        }
+        paths = [str(_SRC), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         for attempt in range(1, _START_ATTEMPTS + 1):
             port = free_port()
             self._log = self.log_path.open("wb")

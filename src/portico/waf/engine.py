@@ -122,6 +122,8 @@ def inspect(engine: RuleEngine, request: dict[str, Any]) -> dict[str, Any]:
     method, uri, client_ip = (request.get(k) for k in ("method", "uri", "client_ip"))
     if not (isinstance(method, str) and isinstance(uri, str) and uri.startswith("/")):
         raise ValueError("method and uri (a path, with its query) are required")
+    if "\x00" in method or "\x00" in uri:  # C strings would end there: the rest unseen
+        raise ValueError("method and uri must not hold NUL")
     verdict = engine.inspect(
         method=method,
         uri=uri,

@@ -163,7 +163,7 @@ class RuleEngine:
             # the blocking rule (CRS: 949110, the anomaly score) is in the intervention's log;
             # the rule worth naming is the detection that raised the score: an attack rule
             # (CRS 930-944) before a protocol one (920: a missing header), else the first
-            attacks = [i for i in ids if "930000" <= i < "945000"]
+            attacks = [i for i in ids if 930000 <= int(i) < 945000]
             verdict.rule_id = (attacks or ids)[0]
         return verdict
 
