@@ -5,6 +5,7 @@ backend, and a stopped engine gives 503 (fail closed) or passes (fail open)."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,3 +99,18 @@ async def test_the_engine_is_behind_the_ssrf_guard(
     gw, client, _ = await served()  # loopback not allowed
     await gw.apply(snapshot(backend, [waf(engine.port)]))
     assert (await client.get("/items")).status_code == 503
+
+
+async def test_an_engine_that_does_not_answer_in_time_fails_closed_or_open(
+    served: Any, backend: int
+) -> None:
+    """A listener that accepts and never answers stands for an engine stuck on a request
+    (the sleep is the plugin's ``timeout`` running out, the behaviour under test)."""
+    with socket.create_server(("127.0.0.1", 0)) as mute:
+        port = mute.getsockname()[1]
+        _, closed, _ = await gateway_with(served, backend, waf(port, timeout=200))
+        _, opened, _ = await gateway_with(served, backend, waf(port, timeout=200, fail_open=True))
+        assert (await closed.get("/items")).status_code == 503
+        passed = await opened.get("/items")
+        assert passed.status_code == 200
+        assert passed.json()["path"] == "/items"
