@@ -3,6 +3,8 @@
 #   * PostgreSQL server binaries (initdb, pg_ctl, postgres, psql) under /usr/lib/postgresql/*/bin
 #   * redis-server on PATH
 #   * slapd and slapadd (package slapd) and the ldap-utils clients, for ldap-auth's tests
+#   * libmodsecurity3 and modsecurity-crs (the WAF engine: ModSecurity v3 through ctypes, with
+#     the OWASP Core Rule Set; no compiler or -dev package needed)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
 # The tests start their own throwaway servers on loopback; nothing here configures or uses the
@@ -25,12 +27,16 @@ have_slapd() {
     # slapd and slapadd live in /usr/sbin, which a non-root PATH may lack
     [[ -x /usr/sbin/slapd && -x /usr/sbin/slapadd ]] || command -v slapd >/dev/null 2>&1
 }
+has_modsecurity() { ldconfig -p 2>/dev/null | grep -q 'libmodsecurity\.so\.3 '; }
+has_crs() { ls /usr/share/modsecurity-crs/rules/*.conf >/dev/null 2>&1; }
 
 missing=()
 pg_bindir >/dev/null || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 have_slapd || missing+=(slapd)
 command -v ldapwhoami >/dev/null 2>&1 || missing+=(ldap-utils)
+has_modsecurity || missing+=(libmodsecurity3)
+has_crs || missing+=(modsecurity-crs)
 
 actions=()
 
@@ -50,23 +56,20 @@ if ((${#missing[@]} > 0)); then
         exit 1
     fi
     # The postgresql postinst may try to start the distribution cluster on 5432 (and redis on
-    # 6379, slapd on 389). We never use those; if starting them fails (no init system in a container), apt
+    # 6379). We never use those; if starting them fails (no init system in a container), apt
     # reports an error although the binaries are unpacked. So judge success by the binaries.
     if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         "${missing[@]}" >>"$apt_log" 2>&1; then
         echo "$me: warning: apt-get install reported an error (often just a failed service" \
             "start); checking binaries" >&2
     fi
-    still_have_slapd() {
-    # slapd and slapadd live in /usr/sbin, which a non-root PATH may lack
-    [[ -x /usr/sbin/slapd && -x /usr/sbin/slapadd ]] || command -v slapd >/dev/null 2>&1
-}
-
-missing=()
+    still_missing=()
     pg_bindir >/dev/null || still_missing+=(postgresql)
     command -v redis-server >/dev/null 2>&1 || still_missing+=(redis-server)
     have_slapd || still_missing+=(slapd)
     command -v ldapwhoami >/dev/null 2>&1 || still_missing+=(ldap-utils)
+    has_modsecurity || still_missing+=(libmodsecurity3)
+    has_crs || still_missing+=(modsecurity-crs)
     if ((${#still_missing[@]} > 0)); then
         tail -n 30 "$apt_log" >&2
         echo "$me: still missing after apt-get install: ${still_missing[*]}" >&2
@@ -86,7 +89,7 @@ if ! getent passwd postgres >/dev/null; then
     fi
 fi
 
-summary="PostgreSQL bin $(pg_bindir), redis-server $(command -v redis-server), slapd"
+summary="PostgreSQL bin $(pg_bindir), redis-server $(command -v redis-server)"
 if ((${#actions[@]} > 0)); then
     echo "$me: $(printf '%s; ' "${actions[@]}")$summary"
 else

@@ -1,4 +1,4 @@
-"""The ``portico`` command: serve, db upgrade, bootstrap."""
+"""The ``portico`` command: serve, gateway, db upgrade, bootstrap, waf-engine."""
 
 from __future__ import annotations
 
@@ -229,6 +229,34 @@ def gateway_command(
             state_dir=settings.data_dir / "gateway",
         )
     )
+
+
+@app.command("waf-engine")
+def waf_engine(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    port: int = typer.Option(9650, help="Port to listen on."),
+    config: str | None = typer.Option(
+        None, help="ModSecurity settings file replacing the built-in ones (SecRuleEngine On...)."
+    ),
+    crs_setup: str = typer.Option(
+        "/etc/modsecurity/crs/crs-setup.conf", help="The Core Rule Set's setup file."
+    ),
+    rules: str = typer.Option(
+        "/usr/share/modsecurity-crs/rules/*.conf", help="Glob of the Core Rule Set's rules."
+    ),
+) -> None:
+    """Run the WAF engine the `waf` plugin asks (ModSecurity v3 + OWASP Core Rule Set)."""
+    from portico.waf.engine import RuleFiles, serve
+    from portico.waf.modsecurity import RuleEngineError
+
+    files = RuleFiles(config=config, crs_setup=crs_setup, rules=rules)
+    configure_logging("INFO")
+    console.print(f"[bold]Portico WAF engine[/bold] on http://{host}:{port}/inspect")
+    try:
+        serve(host, port, files)
+    except (RuleEngineError, OSError) as error:
+        console.print(f"[red]cannot start the WAF engine:[/red] {error}")
+        raise typer.Exit(2) from None
 
 
 def _safe_url(settings: Settings) -> str:

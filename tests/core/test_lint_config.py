@@ -71,7 +71,15 @@ def _broken(result: subprocess.CompletedProcess[str]) -> set[str]:
 
 def test_the_contracts_are_the_documented_ones() -> None:
     assert sorted(_contracts()) == sorted(
-        ["kernel", "gateway", "admin-surfaces", "portal-below-admin", "portal", "acyclic"]
+        [
+            "kernel",
+            "gateway",
+            "waf-engine",
+            "admin-surfaces",
+            "portal-below-admin",
+            "portal",
+            "acyclic",
+        ]
     )
 
 
@@ -122,6 +130,13 @@ VIOLATIONS = [
         "from portico.management.environment import models",
         "portico.gateway.sync -> portico.management.environment.models",
         id="gateway-imports-management",
+    ),
+    pytest.param(
+        "waf-engine",
+        "portico.waf.engine",
+        "from portico.gateway import snapshot",
+        "portico.waf.engine -> portico.gateway.snapshot",
+        id="waf-engine-imports-the-gateway",
     ),
     pytest.param(
         "admin-surfaces",

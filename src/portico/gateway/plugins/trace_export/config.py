@@ -1,4 +1,4 @@
-"""trace-export: OpenTelemetry spans sent over OTLP/HTTP; ``traceparent`` propagated upstream."""
+"""trace-export's configuration (the seed's fields)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from portico.gateway.plugins.base import Category, HttpUrl, PluginConfig, PluginSpec
+from portico.gateway.plugins.base import HttpUrl, PluginConfig
 
 # written as the other plugins write request variables ($uri, $http_x_tenant, ...)
 Variable = Annotated[str, Field(pattern=r"^\$[A-Za-z][A-Za-z0-9_]{0,127}$")]
@@ -35,13 +35,3 @@ class TraceExportConfig(PluginConfig):
         description="Request variables added to the span as attributes, e.g. "
         '["$remote_addr", "$http_x_tenant"].',
     )
-
-
-PLUGIN = PluginSpec(
-    name="trace-export",
-    category=Category.OBSERVABILITY,
-    order=910,
-    reorderable=False,
-    config=TraceExportConfig,
-    description="Exports OpenTelemetry spans over OTLP/HTTP and propagates traceparent upstream.",
-)

@@ -1,0 +1,27 @@
+"""trace-export: OpenTelemetry spans sent over OTLP/HTTP; ``traceparent`` propagated upstream.
+
+Per request: the access phase reads the W3C ``traceparent`` (``propagation``), or starts a
+trace, decides whether it is sampled (parent-based: an incoming sampled flag is obeyed;
+otherwise ``sample_ratio`` of new traces, by trace id), and sends the upstream a
+``traceparent`` whose parent is the gateway's span (``tracestate`` travels on untouched).
+The log phase turns the request into one SERVER span with OpenTelemetry's HTTP semantic
+conventions (``span``) and queues it — memory only. The gateway's shared batch processor
+(``telemetry/batch.py``, as the loggers use it) POSTs batches to ``endpoint`` as OTLP
+protobuf (``ExportTraceServiceRequest``, encoded there, off the request path) through the
+SSRF guard; a collector that is down never touches a request: its spans are dropped and
+counted (``portico_log_entries_dropped_total{plugin="trace-export"}``).
+"""
+
+from portico.gateway.plugins.base import Category, PluginSpec
+from portico.gateway.plugins.trace_export.config import TraceExportConfig
+from portico.gateway.plugins.trace_export.runtime import TraceExportRuntime
+
+PLUGIN = PluginSpec(
+    name="trace-export",
+    category=Category.OBSERVABILITY,
+    order=910,
+    reorderable=False,
+    config=TraceExportConfig,
+    description="Exports OpenTelemetry spans over OTLP/HTTP and propagates traceparent upstream.",
+    runtime=TraceExportRuntime,
+)

@@ -1,0 +1,117 @@
+"""A real OTLP/HTTP traces receiver for tests: ``POST /v1/traces`` bodies decoded as
+``ExportTraceServiceRequest`` with ``opentelemetry-proto`` (what an OpenTelemetry Collector's
+otlphttp receiver accepts), answered with an empty ``ExportTraceServiceResponse``.
+
+An OpenTelemetry Collector is not installable from the registries used here (no Debian or
+PyPI package ships it), so the tests speak the real wire protocol to this server instead."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+
+@dataclass
+class ReceivedSpan:
+    service_name: str
+    scope: str
+    span: Span
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for item in self.span.attributes:
+            kind = item.value.WhichOneof("value")
+            found[item.key] = getattr(item.value, kind) if kind else None
+        return found
+
+
+@dataclass
+class OtlpReceiver:
+    """Runs on a free loopback port; ``spans`` holds every span received, in order."""
+
+    port: int = 0
+    spans: list[ReceivedSpan] = field(default_factory=list)
+    content_types: list[str] = field(default_factory=list)
+    _server: ThreadingHTTPServer | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/traces"
+
+    def _record(self, body: bytes) -> None:
+        request = ExportTraceServiceRequest.FromString(body)
+        for resource_spans in request.resource_spans:
+            service = next(
+                (
+                    a.value.string_value
+                    for a in resource_spans.resource.attributes
+                    if a.key == "service.name"
+                ),
+                "",
+            )
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    self.spans.append(ReceivedSpan(service, scope_spans.scope.name, span))
+
+    def start(self) -> None:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if self.path != "/v1/traces":
+                    self._answer(404, b"")
+                    return
+                receiver.content_types.append(self.headers.get("content-type", ""))
+                try:
+                    receiver._record(body)
+                except Exception:  # a body that is not OTLP: the exporter's fault
+                    self._answer(400, b"")
+                    return
+                self._answer(200, ExportTraceServiceResponse().SerializeToString())
+
+            def _answer(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self._server = server
+        self.port = server.server_address[1]
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
