@@ -525,17 +525,21 @@ async def test_key_auth_forwards_the_key_unless_told_to_hide_it(start: Start, ba
     assert seen == ["alice", "alice", None]
 
 
-async def test_a_consumer_plugin_without_a_runtime_fails_closed(start: Start, backend: int) -> None:
-    """Defence in depth (the management service refuses such a plugin): a consumer's plugin
-    the gateway cannot run refuses that consumer's requests rather than being skipped."""
+async def test_a_consumer_plugin_this_gateway_does_not_know_fails_closed(
+    start: Start, backend: int
+) -> None:
+    """A consumer's plugin this gateway cannot run (named by a newer control plane) refuses
+    that consumer's requests rather than being skipped."""
     gw, client, seen = await start()
-    waf = {"name": "waf", "order": 50, "config": {}}
-    alice = consumer("alice", {"key-auth": {"key": ALICE_KEY}}, waf)
+    newer = {"name": "plugin-of-a-newer-release", "order": 50, "config": {}}
+    alice = consumer("alice", {"key-auth": {"key": ALICE_KEY}}, newer)
     bob = consumer("bob", {"key-auth": {"key": "bob-api-key-0123456789"}})
     await gw.apply(document(backend, [plugin("key-auth", 100)], [alice, bob]))
     refused = await client.get("/x", headers={"apikey": ALICE_KEY})
     assert refused.status_code == 503
-    assert refused.json() == {"error_msg": "503 plugin waf is not supported by this gateway"}
+    assert refused.json() == {
+        "error_msg": "503 plugin plugin-of-a-newer-release is not supported by this gateway"
+    }
     echoed(await client.get("/x", headers={"apikey": "bob-api-key-0123456789"}))
     assert (await client.get("/x")).status_code == 401
     assert seen == ["alice", "bob", None]

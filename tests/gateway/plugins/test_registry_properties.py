@@ -3,11 +3,15 @@ PluginCheckError — never another exception — and the reason is a non-empty s
 
 from __future__ import annotations
 
+import dataclasses
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from portico.gateway.plugins import registry
 from portico.gateway.plugins.registry import PLUGINS, PluginCheckError, check_plugin
 
 json_values = st.recursive(
@@ -53,3 +57,15 @@ def test_any_config_is_accepted_or_refused_cleanly(case: tuple[str, Any]) -> Non
         assert refused.reason
         assert refused.message.startswith(f"failed to check the configuration of plugin {name}: ")
         assert refused.pointer == "" or refused.pointer.startswith("/")
+
+
+def test_a_plugin_without_a_runtime_is_refused_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every listed plugin acts on traffic: one that would land as a schema alone (which a
+    deploy would have to refuse and a gateway answer 503 for) stops the registry loading."""
+    schema_only = dataclasses.replace(PLUGINS["cors"], name="schema-only", runtime=None)
+    modules = [SimpleNamespace(PLUGIN=spec) for spec in (*PLUGINS.values(), schema_only)]
+    monkeypatch.setattr(registry, "_plugin_modules", lambda: modules)
+    with pytest.raises(RuntimeError, match="plugin 'schema-only' has no runtime"):
+        registry._collect()
+    monkeypatch.setattr(registry, "_plugin_modules", lambda: modules[:-1])
+    assert list(registry._collect()) == list(PLUGINS)

@@ -241,12 +241,12 @@ async def test_the_quota_an_app_buys_is_enforced_on_real_traffic(
     assert others == [200] * 8
 
 
-async def test_an_app_plugin_the_gateway_cannot_run_is_refused(
+async def test_an_app_plugin_is_checked_as_the_gateway_checks_it(
     world: World, database: Database
 ) -> None:
     dev = await developer(world, "w@example.com")
-    answer = await create_app(
-        world, dev, name="x", plugins={"key-auth": {}, "waf": {"host": "10.0.0.1", "port": 9}}
-    )
+    answer = await create_app(world, dev, name="x", plugins={"key-auth": {}, "waf": {"host": "w"}})
     assert answer.status_code == 400, answer.text
-    assert answer.json()["detail"] == "plugin waf cannot act on traffic yet"
+    assert answer.json()["detail"] == (
+        'failed to check the configuration of plugin waf: property "port" is required'
+    )

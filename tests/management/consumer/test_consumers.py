@@ -288,42 +288,6 @@ async def test_bad_input_is_a_400_naming_the_field_and_stores_nothing(
     assert await count(database) == 0
 
 
-NOT_RUNNABLE = {
-    "waf": {"host": "waf.internal", "port": 8080},
-    "ai-rate-limiting": {"limit": 1000, "time_window": 60},
-    "ldap-auth": {"user_dn": "cn=alice,ou=users,dc=example,dc=org"},  # a credential
-}
-
-
-@pytest.mark.parametrize("name", sorted(NOT_RUNNABLE))
-async def test_a_plugin_the_gateway_cannot_run_is_refused_on_create_and_patch(
-    client: httpx.AsyncClient, org: Org, admin: Account, database: Database, name: str
-) -> None:
-    """The gateway would skip it (fail open): refused, naming it, whatever its config."""
-    plugins = {"key-auth": {"key": "alice-key-0123"}, name: NOT_RUNNABLE[name]}
-    refused = await create(client, org, admin, username="alice", plugins=plugins)
-    assert refused.status_code == 400, refused.text
-    assert refused.headers["content-type"] == "application/problem+json"
-    assert refused.json()["detail"] == f"plugin {name} cannot act on traffic yet"
-    assert refused.json()["errors"] == [
-        {"pointer": f"/plugins/{name}", "detail": f"plugin {name} cannot act on traffic yet"}
-    ]
-    assert await count(database) == 0
-
-    created = await create(client, org, admin, username="alice", plugins={"limit-count": LIMIT})
-    assert created.status_code == 201
-    patched = await patch(client, org, admin, created.json()["id"], plugins=plugins)
-    assert patched.status_code == 400
-    assert patched.json()["detail"] == f"plugin {name} cannot act on traffic yet"
-    assert await stored(database, "alice") == {"limit-count": LIMIT}
-    # the configuration is checked first, with its own wording
-    broken = await create(client, org, admin, username="bob", plugins={name: {"nope": 1}})
-    assert broken.status_code == 400
-    assert broken.json()["detail"].startswith(
-        f"failed to check the configuration of plugin {name}: "
-    )
-
-
 async def test_every_bad_plugin_is_reported(
     client: httpx.AsyncClient, org: Org, admin: Account
 ) -> None:

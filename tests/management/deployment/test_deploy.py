@@ -8,9 +8,7 @@ import uuid
 from sqlalchemy import update
 
 from portico.core.db.engine import Database
-from portico.management.consumer.models import Consumer
 from portico.management.dataplane.notifier import NOTIFIER
-from portico.management.plugin.models import GlobalPlugin
 from portico.management.revision.models import Revision
 from tests.management.conftest import World, route
 from tests.support.waiting import eventually
@@ -131,70 +129,6 @@ async def test_deploy_checks_run_in_the_contracts_order(world: World) -> None:
 
 
 WAF = {"host": "waf.internal", "port": 8080}
-
-
-async def test_a_plugin_the_gateway_cannot_run_is_refused_at_every_scope(
-    world: World, database: Database
-) -> None:
-    """Deploying it would put routes in service that answer 503 (or a consumer's plugin that
-    nothing enforces): deploy and dry-run refuse it alike, naming it and where it is."""
-    detail = "plugin waf cannot act on traffic yet"
-    before = (await world.config()).json()["version"]
-    route_scope = await world.api("r", [route("/r"), route("/r2", plugins={"waf": WAF})])
-    service_scope = await world.api("s", [route("/s")], plugins={"waf": WAF})
-    for ids, pointer, where in (
-        (route_scope, "/routeSpec/1/plugins/waf", "route /r2"),
-        (service_scope, "/serviceSpec/plugins/waf", "service scope"),
-    ):
-        for response in (await world.dry_run(ids), await world.deploy(ids)):
-            assert response.status_code == 400, response.text
-            assert response.headers["content-type"] == "application/problem+json"
-            assert response.json()["detail"] == detail
-            assert response.json()["errors"] == [
-                {"pointer": pointer, "detail": f"{detail} ({where})"}
-            ]
-    # a configuration error is reported first, with its own wording
-    broken = await world.api("b", [route("/b", plugins={"waf": {"host": "w"}})])
-    response = await world.dry_run(broken)
-    assert response.json()["detail"] == (
-        'failed to check the configuration of plugin waf: property "port" is required'
-    )
-    published = (await world.config()).json()
-    assert (published["version"], published["routes"]) == (before, [])  # nothing deployed
-
-    # stored before this check existed: a global plugin, then a consumer's plugin
-    clean = await world.api("clean", [route("/c")])
-    async with database.session() as session, session.begin():
-        session.add(
-            GlobalPlugin(
-                environment_id=uuid.UUID(world.env_id),
-                name="waf",
-                org_id=world.org.id,
-                config=WAF,
-            )
-        )
-    for response in (await world.dry_run(clean), await world.deploy(clean)):
-        assert response.status_code == 400, response.text
-        assert response.json()["errors"] == [
-            {"pointer": "/globalPlugins/plugins/waf", "detail": f"{detail} (global scope)"}
-        ]
-    removed = await world.call("DELETE", f"/envs/{world.env_id}/global-plugins/waf")
-    assert removed.status_code == 204
-    consumer = await world.call("POST", "/consumers", {"username": "alice"})
-    assert consumer.status_code == 201, consumer.text
-    async with database.session() as session, session.begin():
-        await session.execute(
-            update(Consumer)
-            .where(Consumer.id == uuid.UUID(consumer.json()["id"]))
-            .values(plugins={"ai-rate-limiting": {"limit": 10, "time_window": 60}})
-        )
-    for response in (await world.dry_run(clean), await world.deploy(clean)):
-        assert response.status_code == 400, response.text
-        assert response.json()["detail"] == "plugin ai-rate-limiting cannot act on traffic yet"
-        assert response.json()["errors"][0]["pointer"] == "/consumers/0/plugins/ai-rate-limiting"
-    assert (await world.call("DELETE", f"/consumers/{consumer.json()['id']}")).status_code == 204
-    deployed = await world.deploy(clean)
-    assert deployed.status_code == 200, deployed.text
 
 
 async def test_a_route_without_plugins_is_refused_at_deploy(

@@ -39,6 +39,10 @@ def _collect() -> Mapping[str, PluginSpec]:
         spec: PluginSpec = module.PLUGIN
         if spec.name in specs:
             raise RuntimeError(f"two plugins named {spec.name!r}")
+        if spec.runtime is None:
+            # Every plugin the schema endpoint lists acts on traffic: a plugin lands with its
+            # runtime, never as a schema that deploys refuse or gateways answer 503 for.
+            raise RuntimeError(f"plugin {spec.name!r} has no runtime")
         specs[spec.name] = spec
     return MappingProxyType(dict(sorted(specs.items(), key=lambda kv: (kv[1].order, kv[0]))))
 
@@ -60,40 +64,6 @@ class PluginCheckError(Exception):
     @property
     def message(self) -> str:
         return f"failed to check the configuration of plugin {self.plugin}: {self.reason}"
-
-
-class PluginNotRunnable(PluginCheckError):
-    """A plugin the gateway runtime does not implement yet (``PluginSpec.runtime is None``):
-    its configuration may be valid, but nothing would act on traffic for it."""
-
-    @property
-    def message(self) -> str:
-        return not_runnable(self.plugin)
-
-
-def not_runnable(name: str) -> str:
-    return f"plugin {name} cannot act on traffic yet"
-
-
-def runs(spec: PluginSpec) -> bool:
-    """Whether the gateway runtime implements the plugin (the schema endpoint's ``runs``)."""
-    return spec.runtime is not None
-
-
-def check_runnable(name: str) -> PluginSpec:
-    """The plugin called ``name``, if the gateway can run it; :class:`PluginCheckError`
-    otherwise (:class:`PluginNotRunnable`: ``plugin X cannot act on traffic yet``).
-
-    The one check of every place where a plugin is attached to traffic (a consumer's plugins,
-    an app's, a global plugin, a deploy or a dry-run at every scope), made after the
-    configuration check (``check_plugin``): a gateway never receives a plugin that it would
-    skip (fail open) or that would make its routes answer 503."""
-    spec = PLUGINS.get(name)
-    if spec is None:
-        raise PluginCheckError(name, f"unknown plugin {name!r} (plugin names are case-sensitive)")
-    if not runs(spec):
-        raise PluginNotRunnable(name, not_runnable(name))
-    return spec
 
 
 def check_plugin(name: str, raw: Any) -> tuple[PluginSpec, PluginConfig]:

@@ -34,7 +34,6 @@ from portico.gateway.plugins.registry import (
     PLUGINS,
     PluginCheckError,
     check_plugin,
-    check_runnable,
     reason_of,
 )
 
@@ -127,14 +126,11 @@ def prepare(
 ) -> tuple[dict[str, Any], dict[str, str] | None]:
     """The stored form of ``{name: raw}`` sent for a consumer that holds ``current`` for it
     (or None), and the credential generated for it (to be shown once), if any. A credential
-    is checked against its plugin's consumer model, anything else with the runtime's check;
-    then the plugin must be one the gateway runs (``check_runnable``: a consumer's plugin the
-    gateway skipped would fail open). The failure is a ``PluginCheckError``."""
+    is checked against its plugin's consumer model, anything else with the runtime's check.
+    The failure is a ``PluginCheckError``."""
     spec = PLUGINS.get(name)
     if spec is not None and spec.consumer is not None:
-        prepared = _credential(spec, raw, current if isinstance(current, dict) else None, box)
-        check_runnable(name)
-        return prepared
+        return _credential(spec, raw, current if isinstance(current, dict) else None, box)
     if spec is not None and spec.category is Category.AUTHENTICATION:
         raise PluginCheckError(
             name, f"{name} keeps no credential on a consumer; attach it to a service or a route"
@@ -145,7 +141,6 @@ def prepare(
     if missing is not None:
         raise PluginCheckError(name, _nothing_to_keep(missing), "/" + missing.replace(".", "/"))
     check_plugin(name, config)
-    check_runnable(name)
     return config, None
 
 

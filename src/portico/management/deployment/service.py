@@ -35,7 +35,6 @@ from portico.management.deployment.snapshot import (
 from portico.management.environment import service as environment_service
 from portico.management.environment.models import Deployment, Environment
 from portico.management.environment.repository import EnvironmentRepository
-from portico.management.plugin.attachments import require_runnable
 from portico.management.revision.models import Revision
 from portico.management.revision.specs import check_stored_specs
 from portico.management.upstream.repository import UpstreamRepository
@@ -91,7 +90,6 @@ async def check(
     state = await load_state(session, env)
     source = source_of(api, revision, env.id)
     candidate = compile_revision(source, state.global_plugins)
-    require_runnable(state.global_plugins, candidate, state.consumers)
     others = compile_state(state, skip_api=str(api.id))
     conflicts = analysis.find_conflicts(candidate, others)
     if conflicts:

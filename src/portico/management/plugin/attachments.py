@@ -1,7 +1,7 @@
 """Plugin attachments: a scope's ``plugins`` map checked through the runtime's own check
-(``registry.check_plugin``) into the attachments a snapshot carries, and the refusal of a
-plugin the gateway cannot run. Every scope uses them: global plugins, consumers, a
-revision's service and routes when deployed (``deployment.compiler``).
+(``registry.check_plugin``) into the attachments a snapshot carries. Every scope uses them:
+global plugins, consumers, a revision's service and routes when deployed
+(``deployment.compiler``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from portico.core.validation import json_pointer
 from portico.gateway.plugins.registry import (
     PluginCheckError,
     check_plugin,
-    check_runnable,
     effective_order,
 )
-from portico.gateway.snapshot import PluginAttachment, Scope, SnapshotConsumer, SnapshotRoute
+from portico.gateway.snapshot import PluginAttachment, Scope
 
 
 class PluginConfigInvalid(BadRequest):
@@ -25,10 +24,8 @@ class PluginConfigInvalid(BadRequest):
     title = "Plugin Configuration Invalid"
     description = (
         "A plugin attached to what is being deployed has a configuration its plugin refuses "
-        "(checked at deploy time, against the plugin's schema and rules), or is a plugin the "
-        "gateway cannot run yet (`plugin X cannot act on traffic yet`: `runs` is false in "
-        "/plugin-schemas). `detail` names the plugin and the reason; fix the configuration, "
-        "or remove the plugin, and deploy again."
+        "(checked at deploy time, against the plugin's schema and rules). `detail` names the "
+        "plugin and the reason; fix the configuration, or remove the plugin, and deploy again."
     )
 
 
@@ -40,44 +37,6 @@ def effective_plugins(*scopes: Sequence[PluginAttachment]) -> list[PluginAttachm
         for attachment in scope:
             chosen[attachment.name] = attachment
     return sorted(chosen.values(), key=lambda a: (a.order, a.name))
-
-
-def require_runnable(
-    global_plugins: Sequence[PluginAttachment],
-    routes: Sequence[SnapshotRoute],
-    consumers: Sequence[SnapshotConsumer],
-) -> None:
-    """Every plugin that would act on the traffic of ``routes`` (compiled from one revision:
-    route ``i`` from ``routeSpec[i]``), at every scope, is one the gateway runs
-    (``check_runnable``); otherwise a deploy would put routes in service that answer 503 (or
-    a consumer's plugin that nothing enforces). Consumers' credentials are data that the
-    route's authentication plugin reads, not plugins of their own."""
-    for attachment in global_plugins:
-        _runnable(attachment.name, "/globalPlugins", "global scope")
-    for index, route in enumerate(routes):
-        for attachment in route.plugins:
-            if attachment.scope == "service":
-                _runnable(attachment.name, "/serviceSpec", "service scope")
-            elif attachment.scope == "route":
-                _runnable(attachment.name, f"/routeSpec/{index}", f"route {route.name}")
-    for index, consumer in enumerate(consumers):
-        for attachment in consumer.plugins:
-            _runnable(attachment.name, f"/consumers/{index}", f"consumer {consumer.username}")
-
-
-def _runnable(name: str, pointer: str, where: str) -> None:
-    try:
-        check_runnable(name)
-    except PluginCheckError as error:
-        raise PluginConfigInvalid(
-            error.message,
-            errors=[
-                {
-                    "pointer": f"{pointer}/plugins{json_pointer([name])}",
-                    "detail": f"{error.reason} ({where})",
-                }
-            ],
-        ) from None
 
 
 def check_attachments(plugins: Any, scope: Scope, pointer: str) -> list[PluginAttachment]:

@@ -40,8 +40,8 @@ _CATEGORIES = {c.value for c in Category}
 async def list_plugin_schemas(
     caller: Reader, query: ListQuery = Depends(list_query(LIST))
 ) -> PluginSchemaPage:
-    """Every plugin the gateway knows, with the JSON Schema of its configuration and whether
-    it runs yet (``runs``)."""
+    """Every plugin the gateway knows (each acts on traffic), with the JSON Schema of its
+    configuration."""
     category = query.filters.get("category")
     if category is not None and category not in _CATEGORIES:
         raise ValidationFailed(

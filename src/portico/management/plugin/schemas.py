@@ -18,11 +18,6 @@ class PluginSchemaRead(ReadSchema):
         description="JSON Schema of the credential a consumer holds (authentication plugins)."
     )
     required: list[str] = Field(description="Config properties that must be given.")
-    runs: bool = Field(
-        description="Whether the gateway runtime implements the plugin. A plugin that does "
-        "not run yet (false) can be validated here, but attaching it to traffic (a deploy, a "
-        "global plugin, a consumer) is refused: `plugin X cannot act on traffic yet`."
-    )
 
 
 class PluginSchemaPage(ReadSchema):

@@ -14,9 +14,7 @@ from portico.gateway.plugins.registry import (
     PLUGINS,
     PluginCheckError,
     check_plugin,
-    check_runnable,
     effective_order,
-    runs,
 )
 from portico.management.access import OrgCaller
 from portico.management.environment.models import Environment
@@ -46,7 +44,6 @@ def schema_of(spec: PluginSpec) -> PluginSchemaRead:
         schema_=schema,
         consumer_schema=spec.consumer_schema(),
         required=list(schema.get("required", [])),
-        runs=runs(spec),
     )
 
 
@@ -88,7 +85,6 @@ async def put_global(
         raise ValidationFailed.at(json_pointer(nul), f"{json_path(nul)}: {NUL_REFUSED}")
     try:
         check_plugin(name, config)  # the runtime's own check, with its messages
-        check_runnable(name)
     except PluginCheckError as error:
         raise PluginConfigInvalid(
             error.message, errors=[{"pointer": error.pointer, "detail": error.reason}]
