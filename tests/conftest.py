@@ -10,7 +10,9 @@ Under ``--db=postgresql`` only the tests that use the store run: a test is kept 
 ``STORE_FIXTURES`` is among its fixtures, directly or through others (``client``, ``database``,
 ``settings``... all lead to ``database_url``). The others cannot behave differently on another
 store, they already ran under ``--db=sqlite``: they are deselected, and the summary says how
-many and from where.
+many and from where. So are the tests marked ``store_agnostic``: they need a store, but what
+they check reads the same on any store (permissions, validation of what is sent, lookups
+of what does not exist).
 
 The suite runs in parallel (pytest-xdist, ``-n 2`` in the Makefile): every worker is a process
 of its own with its own session fixtures (its template, its PostgreSQL cluster, its
@@ -20,6 +22,7 @@ of its own with its own session fixtures (its template, its PostgreSQL cluster, 
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import shutil
 import threading
@@ -68,6 +71,8 @@ _DROPPING_DIST_MODES = frozenset({"loadscope", "loadfile", "loadgroup"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # for test modules that size their work by store at import (test_schemathesis.py)
+    os.environ["PORTICO_TEST_STORE"] = str(config.getoption("--db"))
     mode = config.getoption("dist", "no")
     if mode in _DROPPING_DIST_MODES:
         raise pytest.UsageError(
@@ -93,6 +98,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     storeless: list[pytest.Item] = []
     for item in items:
         uses_store = not STORE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("store_agnostic") is not None:
+            uses_store = False  # it needs a store, but none of its outcomes depends on which
         (kept if uses_store else storeless).append(item)
     counts = Counter(_area(item) for item in storeless)
     config.stash[_STORELESS] = counts

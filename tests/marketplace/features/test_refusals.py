@@ -17,6 +17,8 @@ BASELINE = "access marketplace admin api"
 # fixed, not drawn at import: part of test ids, which every xdist worker must collect alike
 UNKNOWN_ID = "6d1f3c55-0f0e-4f35-9a53-3d7f4e1c2b90"
 ORG = "/organisations/{org}/features"
+# permissions, validation and unknown ids: nothing here reads differently on another store
+pytestmark = pytest.mark.store_agnostic
 
 # (method, path, body); {org} is the portal owner's organisation
 ENDPOINTS = [
