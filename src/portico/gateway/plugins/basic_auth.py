@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 from pydantic import Field, field_validator
 
-from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
 from portico.gateway.sealing import hash_password, verify_password_hash
@@ -107,7 +107,9 @@ class BasicAuthRuntime(BasePluginRuntime):
         self._verified: OrderedDict[bytes, tuple[SnapshotConsumer, float]] = OrderedDict()
         _decoy_hash()  # made now (once per process), so the first unknown user costs no more
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Access:
+        """Decides at once (no coroutine) when the credentials are wrong in form or were
+        verified recently; only a password hash check waits, in :meth:`_authenticate`."""
         header = ctx.header("authorization")
         if not header:
             return Reply.error(401, "Missing authorization in request", _CHALLENGE)
@@ -119,18 +121,27 @@ class BasicAuthRuntime(BasePluginRuntime):
         known = self._verified.get(fingerprint)
         if known is not None and known[1] > self.now():
             self._verified.move_to_end(fingerprint)
-        else:
-            known = await self._verify(username, password)
-            if known is None:
-                self._verified.pop(fingerprint, None)
-                return Reply.error(401, "Invalid user authorization", _CHALLENGE)
-            self._verified[fingerprint] = known
-            if len(self._verified) > CACHE_SIZE:
-                self._verified.popitem(last=False)
-        ctx.consumer = known[0]
+            self._admit(ctx, known[0])
+            return None
+        return self._authenticate(ctx, fingerprint, username, password)
+
+    async def _authenticate(
+        self, ctx: RequestContext, fingerprint: bytes, username: str, password: str
+    ) -> Reply | None:
+        known = await self._verify(username, password)
+        if known is None:
+            self._verified.pop(fingerprint, None)
+            return Reply.error(401, "Invalid user authorization", _CHALLENGE)
+        self._verified[fingerprint] = known
+        if len(self._verified) > CACHE_SIZE:
+            self._verified.popitem(last=False)
+        self._admit(ctx, known[0])
+        return None
+
+    def _admit(self, ctx: RequestContext, consumer: SnapshotConsumer) -> None:
+        ctx.consumer = consumer
         if self.hide:
             ctx.remove_upstream_headers.add("authorization")
-        return None
 
     async def _verify(self, username: str, password: str) -> tuple[SnapshotConsumer, float] | None:
         """The consumer and until when the password works (current: forever)."""

@@ -10,7 +10,7 @@ import secrets
 from collections import OrderedDict
 from typing import Protocol
 
-from portico.gateway.context import BasePluginRuntime, Reply, RequestContext
+from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.egress import EgressRefused
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.basic_auth import parse_basic
@@ -87,7 +87,9 @@ class LdapAuthRuntime(BasePluginRuntime):
         self._bound: OrderedDict[bytes, tuple[SnapshotConsumer, float]] = OrderedDict()
         self._binds = asyncio.Semaphore(MAX_BINDS)
 
-    async def access(self, ctx: RequestContext) -> Reply | None:
+    def access(self, ctx: RequestContext) -> Access:
+        """Decides at once (no coroutine) when the credentials are wrong in form or were
+        bound recently; only a bind waits, in :meth:`_authenticate`."""
         header = ctx.header("authorization")
         if not header:
             return Reply.error(401, "Missing authorization in request", _CHALLENGE)
@@ -105,6 +107,11 @@ class LdapAuthRuntime(BasePluginRuntime):
             self._bound.move_to_end(fingerprint)
             ctx.consumer = known[0]
             return None
+        return self._authenticate(ctx, fingerprint, username, password)
+
+    async def _authenticate(
+        self, ctx: RequestContext, fingerprint: bytes, username: str, password: str
+    ) -> Reply | None:
         dn = user_dn(self.uid, username, self.base_dn)
         try:
             bound = await self._bind(dn, password)
