@@ -8,7 +8,9 @@ from datetime import datetime
 
 from sqlalchemy import Select, select
 
+from portico.core.db.locks import share_keys
 from portico.core.db.repository import Repository
+from portico.marketplace.connection.models import GatewayConnection
 from portico.marketplace.developer_app.models import AppRemote, DeveloperApp, RemoteWork
 
 
@@ -72,6 +74,17 @@ class AppRemoteRepository(Repository[AppRemote]):
         )
 
     async def for_update(self, remote_id: uuid.UUID) -> AppRemote | None:
+        """The remote app, locked and re-read, once its gateway connection and app are held
+        ``FOR KEY SHARE`` (parents first, as their deletions take them: ``core/db/locks.py``)."""
+        parents = (
+            await self.session.execute(
+                select(AppRemote.connection_id, AppRemote.app_id).where(AppRemote.id == remote_id)
+            )
+        ).first()
+        if parents is None:
+            return None
+        await share_keys(self.session, GatewayConnection, parents.connection_id)
+        await share_keys(self.session, DeveloperApp, parents.app_id)
         return await self.first(
             select(AppRemote)
             .where(AppRemote.id == remote_id)

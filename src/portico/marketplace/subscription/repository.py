@@ -9,8 +9,12 @@ from datetime import datetime
 
 from sqlalchemy import Select, case, select
 
+from portico.core.db.locks import share_keys
 from portico.core.db.repository import Repository
 from portico.core.pagination import ListQuery, Page
+from portico.marketplace.connection.models import GatewayConnection
+from portico.marketplace.developer_app.models import DeveloperApp
+from portico.marketplace.node.models import CatalogueNode
 from portico.marketplace.subscription.models import (
     RemoteAction,
     Subscription,
@@ -59,7 +63,21 @@ class SubscriptionRepository(Repository[Subscription]):
         return await self.page(statement.order_by(_PENDING_FIRST), query)
 
     async def for_update(self, subscription_id: uuid.UUID) -> Subscription | None:
-        """The subscription, locked until the transaction ends and re-read."""
+        """The subscription, locked until the transaction ends and re-read, once the rows
+        it references (its gateway connection, app and node) are held ``FOR KEY SHARE``:
+        the order in which deleting a connection, an app or a node takes them
+        (``core/db/locks.py``). Locked the other way round, a job recording a grant (which
+        writes the subscription twice) deadlocked with an API's deletion revoking it."""
+        references = select(
+            Subscription.connection_id, Subscription.app_id, Subscription.node_id
+        ).where(Subscription.id == subscription_id)
+        parents = (await self.session.execute(references)).first()
+        if parents is None:
+            return None
+        connection_id, app_id, node_id = parents
+        await share_keys(self.session, GatewayConnection, connection_id)
+        await share_keys(self.session, DeveloperApp, app_id)
+        await share_keys(self.session, CatalogueNode, node_id)
         return await self.first(
             select(Subscription)
             .where(Subscription.id == subscription_id)
