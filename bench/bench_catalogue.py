@@ -16,6 +16,9 @@ one warm-up, limit 50. Cases: no filter and each filter (``source`` custom/impor
 connection, ``moderation_state``, ``visibility``, ``organisation``, ``published``,
 ``title``, ``search`` common/rare/absent) × each sort ascending and descending; then the
 last page of each sort unfiltered (offset 99,950) and of each filter.
+
+``BENCH_CASES=search`` keeps the cases whose label contains the text; ``BENCH_STORES=sqlite``
+measures one store.
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ PRODUCTS = NODES // 10
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "100"))
 #: only the cases whose label contains this (e.g. "search"), to look at a few again
 ONLY = os.environ.get("BENCH_CASES", "")
+#: the stores to measure, by dialect ("sqlite,postgresql")
+STORES = set(os.environ.get("BENCH_STORES", "sqlite,postgresql").split(","))
 LIMIT = 50
 TARGET_MS = 50.0
 BATCH = 5_000
@@ -423,6 +428,8 @@ async def main() -> None:
             ("SQLite", sqlite_url, "sqlite"),
             ("PostgreSQL", pg_url, "postgresql"),
         ):
+            if dialect not in STORES:
+                continue
             world, url, seconds = await load(url, dialect)
             print(f"  {label}: {seconds:.1f} s (migrations, inserts, statistics)")
             stores.append((label, url, world))

@@ -5,13 +5,17 @@ serves."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import insert, select, text
+from sqlalchemy import create_engine, insert, inspect, select, text
 
+from portico.core.clock import Clock
 from portico.core.db.engine import Database
+from portico.core.db.migrate import alembic_config, upgrade
 from portico.marketplace.catalogue import repository
 from portico.marketplace.node import search as node_search
 from portico.marketplace.node.models import (
@@ -23,7 +27,7 @@ from portico.marketplace.node.models import (
 )
 from portico.marketplace.node.search import repository as search_queries
 from tests.marketplace.catalogue.conftest import new_api, new_product
-from tests.marketplace.catalogue.test_listing import titles
+from tests.marketplace.catalogue.test_listing import restate, titles
 from tests.marketplace.conftest import SiteAccount, url
 
 
@@ -129,3 +133,125 @@ async def test_the_query_is_one_the_index_serves(database: Database) -> None:
         lines = " ".join(str(row[-1]) for row in plan)
     used = "VIRTUAL TABLE INDEX" if sqlite else node_search.TRIGRAM_INDEX
     assert used in lines, lines
+
+
+SORTS = [
+    f"{sign}{key}"
+    for key in ("title", "created_at", "updated_at", "moderation_state")
+    for sign in ("", "-")
+]
+
+
+async def test_the_search_keys_answer_as_the_nodes_do(
+    admin_api: httpx.AsyncClient,
+    editor: SiteAccount,
+    database: Database,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SQLite answers a search with no other filter than the state from the search keys'
+    copies of the nodes' columns (migration 0023): every order, page and state filter gives
+    what reading the nodes gives, after creations, renames, edits and state changes."""
+    made = {}
+    for title in ("Orders Delta", "orders alpha", "Orders Charlie", "ORDERS bravo", "Payments"):
+        made[title] = await new_api(admin_api, editor, title=title)
+        clock.advance(timedelta(minutes=1))
+    await new_product(admin_api, editor, title="Orders bundle")
+    renamed = await admin_api.patch(
+        url(f"/apis/{made['Payments']['id']}"),
+        json={"title": "Payment orders"},
+        headers=editor.headers,
+    )
+    assert renamed.status_code == 200, renamed.text
+    clock.advance(timedelta(minutes=1))
+    edited = await admin_api.patch(
+        url(f"/apis/{made['Orders Delta']['id']}"), json={"overview": "x"}, headers=editor.headers
+    )
+    assert edited.status_code == 200, edited.text
+    await restate(
+        database,
+        made["orders alpha"]["id"],
+        moderation_state=ModerationState.PUBLISHED,
+        published=True,
+    )
+    await restate(database, made["ORDERS bravo"]["id"], moderation_state=ModerationState.ARCHIVED)
+
+    keyed_calls = 0
+    keyed = search_queries.sqlite_keyed
+
+    def counting(bundle: Bundle, text_: str) -> Any:
+        nonlocal keyed_calls
+        keyed_calls += 1
+        return keyed(bundle, text_)
+
+    monkeypatch.setattr(search_queries, "sqlite_keyed", counting)
+    cases = [
+        {"sort": sort, **extra}
+        for sort in SORTS
+        for extra in (
+            {},
+            {"filter[published]": "true"},
+            {"filter[published]": "false"},
+            {"filter[moderation_state]": "draft"},
+            {"limit": "2", "page": "2"},
+        )
+    ]
+    search = searching(admin_api, editor)
+    answers = [await search("orders", **case) for case in cases]
+    assert answers[0] == [
+        "ORDERS bravo",
+        "Orders Charlie",
+        "Orders Delta",
+        "Payment orders",
+        "orders alpha",
+    ]
+    monkeypatch.setattr(repository, "SEARCH_SET", 0)  # every title read from the nodes
+    assert [await search("orders", **case) for case in cases] == answers
+    sqlite = database.dialect == "sqlite"
+    assert keyed_calls == (len(cases) if sqlite else 0)
+    if sqlite:  # the copies are the nodes' columns
+        async with database.session() as session:
+            differing = await session.scalar(
+                text(
+                    "SELECT count(*) FROM catalogue_node_search_keys k "
+                    "JOIN catalogue_nodes n ON n.id = k.node_id WHERE "
+                    "k.bundle IS NOT n.bundle OR k.title IS NOT n.title "
+                    "OR k.created_at IS NOT n.created_at OR k.updated_at IS NOT n.updated_at "
+                    "OR k.moderation_state IS NOT n.moderation_state"
+                )
+            )
+            keys = await session.scalar(text("SELECT count(*) FROM catalogue_node_search_keys"))
+        assert differing == 0 and keys == 6
+
+
+def test_the_migration_copies_the_columns_of_the_nodes_before_it(tmp_path: Path) -> None:
+    from alembic import command
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'store.db'}"
+    upgrade(url, "0022")
+    engine = create_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    node_id = uuid.uuid4()
+    with engine.begin() as connection:
+        connection.execute(
+            insert(CatalogueNode).values(
+                id=node_id,
+                bundle=Bundle.APIS,
+                title="Orders before",
+                visibility=Visibility.PUBLIC,
+                moderation_state=ModerationState.IN_REVIEW,
+                published=False,
+                source_type=SourceType.CUSTOM,
+            )
+        )
+    upgrade(url, "0023")
+    copied = text(
+        "SELECT bundle, title, moderation_state FROM catalogue_node_search_keys WHERE node_id = :id"
+    )
+    with engine.connect() as connection:
+        row = connection.execute(copied, {"id": node_id.hex}).one()
+    assert tuple(row) == ("apis", "Orders before", "in_review")
+    command.downgrade(alembic_config(url), "0022")
+    with engine.connect() as connection:
+        columns = {c["name"] for c in inspect(connection).get_columns("catalogue_node_search_keys")}
+    assert columns == {"key", "node_id"}
+    engine.dispose()
