@@ -13,7 +13,10 @@ has an equivalent on the other store:
   for node ids: an FTS row is found by an integer, and the nodes' own ``rowid`` may be
   renumbered by ``VACUUM`` (their key is a UUID), which would silently detach the index.
   FTS folds case beyond ASCII, so its matches are a superset of the filter's; the exact
-  test is applied to them.
+  test is applied to them. Each key also holds a copy of its node's bundle, title, created
+  and updated times and moderation state (migration 0023, the same triggers): a search
+  filtered on nothing else is found, counted and ordered from the keys alone, without a
+  random read of each candidate's node row.
 """
 
 from __future__ import annotations
