@@ -22,7 +22,7 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import defer
 
 from portico.core.pagination import ListQuery, Page, SortKey
-from portico.marketplace.node import search
+from portico.marketplace.node import counts, search
 from portico.marketplace.node.models import (
     Bundle,
     CatalogueNode,
@@ -62,11 +62,12 @@ class CatalogueRepository(NodeRepository):
     ) -> Page[N]:
         """One page of the bundle's nodes; without loading their OpenAPI documents when
         ``documentation`` is false (reading the attribute then is an error)."""
-        conditions = [N.bundle == bundle, *self._conditions(filters)]
+        audience = self._audience()
+        conditions = [N.bundle == bundle, *self._conditions(filters), *audience]
         if filters.search is not None and not self._sqlite:
             ids, total = await self._search_page(conditions, query)
         elif filters.search is not None and await self._few_indexed(filters.search):
-            if _keyed(filters):
+            if _keyed(filters) and not audience:
                 # The key table holds all the page needs: no node row is read to find,
                 # count and order the candidates (search/repository.py, KEYED).
                 keyed = search_queries.sqlite_keyed(bundle, filters.search)
@@ -101,6 +102,9 @@ class CatalogueRepository(NodeRepository):
     async def _count(
         self, bundle: Bundle, filters: NodeFilters, conditions: list[ColumnElement[bool]]
     ) -> int:
+        if self._sqlite and len(conditions) == 1:
+            # the bundle's term alone: no filter, no audience
+            return await counts.sqlite_bundle_count(self.session, bundle.value)
         if self._sqlite and _only_unindexed(filters):
             # No index holds visibility: SQLite would read the rows through an index of the
             # bundle one by one, about four times slower than reading the table in order
@@ -204,6 +208,13 @@ class CatalogueRepository(NodeRepository):
         )
         ids = list(await self.session.scalars(statement))
         return ids[::-1] if backwards else ids
+
+    def _audience(self) -> list[ColumnElement[bool]]:
+        """What a subclass adds to every page, count and search of the nodes (the
+        storefront: what its viewer may see); nothing for the admin API's catalogue. The
+        search keys and the bundle counts know nothing of an audience: a page with one
+        reads the nodes."""
+        return []
 
     def _conditions(self, filters: NodeFilters) -> list[ColumnElement[bool]]:
         out: list[ColumnElement[bool]] = []

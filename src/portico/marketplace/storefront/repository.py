@@ -21,7 +21,7 @@ from sqlalchemy import ColumnElement, and_, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
-from portico.marketplace.catalogue.repository import CatalogueRepository, NodeFilters
+from portico.marketplace.catalogue.repository import CatalogueRepository
 from portico.marketplace.node.models import (
     Bundle,
     CatalogueNode,
@@ -72,9 +72,9 @@ class StorefrontRepository(CatalogueRepository):
         super().__init__(session)
         self.viewer = viewer
 
-    def _conditions(self, filters: NodeFilters) -> list[ColumnElement[bool]]:
+    def _audience(self) -> list[ColumnElement[bool]]:
         # every page, count and search of the catalogue goes through here
-        return [*super()._conditions(filters), visible_to(self.viewer)]
+        return [visible_to(self.viewer)]
 
     async def visible(self, bundle: Bundle, node_id: uuid.UUID) -> CatalogueNode | None:
         return await self.first(
