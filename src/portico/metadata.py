@@ -26,6 +26,7 @@ from portico.marketplace.developer_app import models as developer_app_models
 from portico.marketplace.feature import models as portal_feature_models
 from portico.marketplace.governance import models as governance_models
 from portico.marketplace.health import models as health_models
+from portico.marketplace.node import counts as node_counts
 from portico.marketplace.node import models as catalogue_node_models
 from portico.marketplace.node import search as node_search
 from portico.marketplace.notification import models as notification_models
@@ -40,8 +41,10 @@ def include_name(name: str | None, type_: str, parent_names: object) -> bool:
     """Alembic's filter of reflected names: a table partition is storage of its parent table,
     not a table of its own, and the catalogue's title search is store-specific storage the
     models cannot declare (node/search/), so comparing models with the database skips
-    them."""
+    them, as is SQLite's count of nodes per bundle (node/counts.py)."""
     if type_ == "table" and name in telemetry_models.SKETCH_PARTITIONS:
+        return False
+    if type_ == "table" and name == node_counts.COUNTS:
         return False
     return not node_search.storage_names(name, type_)
 
