@@ -24,6 +24,7 @@ product-quota >= 0.9 of key-auth + limit-count (the same work: one lookup, one c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,11 +43,13 @@ sys.path.insert(0, str(HERE / "gateway"))
 
 from portico_node import HOST, KEY  # noqa: E402  (the node script's own constants)
 
-NGINX_BACKEND = """
+#: nginx answering every request itself (one worker, kept-alive connections): the backend
+#: here, and the stand-in servers of bench/plugins; {location}: what it answers
+NGINX_ANSWERING = """
 worker_processes 1;
 daemon off;
-pid {dir}/backend.pid;
-error_log {dir}/backend.err warn;
+pid {dir}/{name}.pid;
+error_log {dir}/{name}.err warn;
 events {{ worker_connections 4096; }}
 http {{
     access_log off;
@@ -53,10 +57,12 @@ http {{
     keepalive_requests 1000000;
     server {{
         listen 127.0.0.1:{port};
-        location / {{ return 200 "ok\\n"; }}
+        location / {{ {location} }}
     }}
 }}
 """
+#: the backend's answer (the proxies' and the gateway's upstream)
+BACKEND_ANSWER = 'return 200 "ok\\n";'
 NGINX_PROXY = """
 worker_processes 1;
 daemon off;
@@ -130,6 +136,26 @@ def start_nginx(work: Path, name: str, config: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def nginx_answering(work: Path, name: str, port: int, location: str) -> str:
+    """The config of an nginx answering on ``port`` with ``location``'s directives (e.g.
+    ``return 200 "ok";``); its files are ``work``/``name``.*."""
+    return NGINX_ANSWERING.format(dir=work, name=name, port=port, location=location)
+
+
+@contextlib.contextmanager
+def serving_nginx(work: Path, name: str, location: str) -> Iterator[int]:
+    """An nginx answering with ``location`` (see :func:`nginx_answering`) on a free port,
+    which it yields once nginx listens; stopped on exit."""
+    port = free_port()
+    process = start_nginx(work, name, nginx_answering(work, name, port, location))
+    try:
+        wait_listening(port)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def start_portico(port: int, routes: int, backend: int, plugins: str) -> subprocess.Popen[bytes]:
@@ -242,7 +268,9 @@ def main() -> None:
         (work / "tmp").mkdir()
         backend_port = free_port()
         processes = [
-            start_nginx(work, "backend", NGINX_BACKEND.format(dir=work, port=backend_port))
+            start_nginx(
+                work, "backend", nginx_answering(work, "backend", backend_port, BACKEND_ANSWER)
+            )
         ]
         targets = [
             Target("nginx", free_port(), 10),

@@ -34,12 +34,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "gateway"))
 
 from bench_gateway import (  # noqa: E402  (the gateway bench's helpers)
-    NGINX_BACKEND,
+    BACKEND_ANSWER,
     free_port,
     need,
-    start_nginx,
+    serving_nginx,
     to_ms,
-    wait_listening,
 )
 from portico_node import HOST  # noqa: E402
 
@@ -205,16 +204,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="portico-bench-plugins-") as tmp:
         work = Path(tmp)
         (work / "tmp").mkdir()
-        backend_port = free_port()
-        backend = start_nginx(work, "backend", NGINX_BACKEND.format(dir=work, port=backend_port))
-        try:
-            wait_listening(backend_port)
+        with serving_nginx(work, "backend", BACKEND_ANSWER) as backend_port:
             for case in chosen:
                 lines.append(measure(case, work, backend_port, args.rounds, args.seconds))
                 print(lines[-1], flush=True)
-        finally:
-            backend.terminate()
-            backend.wait(timeout=10)
     print(f"\nwrk -t1 -c50, 10 routes, {args.rounds} rounds of {args.seconds} s, medians:")
     print(f"{'case':<28}{'without':>10}{'with':>10}{'ratio':>8}  target")
     print("\n".join(lines))

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench_gateway import free_port, start_nginx, wait_listening
+from bench_gateway import serving_nginx
 from bench_plugins import Case, Setup
 
 COMPLETION = json.dumps(
@@ -33,25 +33,8 @@ COMPLETION = json.dumps(
         "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
     }
 )
-NGINX_PROVIDER = """
-worker_processes 1;
-daemon off;
-pid {dir}/provider.pid;
-error_log {dir}/provider.err warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    client_body_temp_path {dir}/tmp;
-    keepalive_requests 1000000;
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            default_type application/json;
-            return 200 '{body}';
-        }}
-    }}
-}}
-"""
+#: the provider's answer (COMPLETION holds no single quote)
+PROVIDER_ANSWER = f"default_type application/json; return 200 '{COMPLETION}';"
 CHAT = json.dumps(
     {
         "model": "client-model",
@@ -63,17 +46,9 @@ CHAT = json.dumps(
 )
 
 
-@contextlib.contextmanager
-def _provider(work: Path) -> Iterator[int]:
-    port = free_port()
-    config = NGINX_PROVIDER.format(dir=work, port=port, body=COMPLETION)
-    process = start_nginx(work, "provider", config)
-    try:
-        wait_listening(port)
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+def _provider(work: Path) -> contextlib.AbstractContextManager[int]:
+    """The provider on a free port, which it yields once it listens."""
+    return serving_nginx(work, "provider", PROVIDER_ANSWER)
 
 
 def _chat_setup(port: int, attach: list[dict[str, object]]) -> Setup:

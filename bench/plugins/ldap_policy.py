@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench_gateway import start_nginx, wait_listening
+from bench_gateway import serving_nginx
 from bench_plugins import Case, Setup, free_port
 from portico_node import LDAP_DN
 
@@ -45,22 +45,8 @@ allow if {
     not startswith(input.request.path, "/admin")
 }
 """
-NGINX_DECISION = """
-worker_processes 1;
-daemon off;
-pid {dir}/decision.pid;
-error_log {dir}/decision.err warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    client_body_temp_path {dir}/tmp;
-    keepalive_requests 1000000;
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{ default_type application/json; return 200 '{{"result":{{"allow":true}}}}'; }}
-    }}
-}}
-"""
+#: the static decision's answer
+DECISION_ANSWER = """default_type application/json; return 200 '{"result":{"allow":true}}';"""
 
 
 def _policy_agent(host: str) -> Setup:
@@ -89,14 +75,8 @@ def _engine(work: Path) -> Iterator[Setup]:
 
 @contextlib.contextmanager
 def _static_decision(work: Path) -> Iterator[Setup]:
-    port = free_port()
-    nginx = start_nginx(work, "decision", NGINX_DECISION.format(dir=work, port=port))
-    try:
-        wait_listening(port)
+    with serving_nginx(work, "decision", DECISION_ANSWER) as port:
         yield _policy_agent(f"http://127.0.0.1:{port}")
-    finally:
-        nginx.terminate()
-        nginx.wait(timeout=10)
 
 
 CASES = [

@@ -17,24 +17,18 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Self
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from .ports import free_port
+from .process import ServerProcess
 
 SUFFIX = "dc=example,dc=org"
 USERS_DN = f"ou=users,{SUFFIX}"
-_START_TIMEOUT = 10.0
-_STOP_TIMEOUT = 5.0
-_START_ATTEMPTS = 3
 _SCHEMAS = ("core", "cosine", "inetorgperson")
 
 
@@ -143,10 +137,14 @@ def _answers(port: int) -> bool:
         return False
 
 
-class LdapServer:
+class LdapServer(ServerProcess):
     """Runs ``slapd`` in the foreground on two free ports (``port``: ldap://, StartTLS;
     ``tls_port``: ldaps://); its files go to ``base_dir``. ``stop()`` then ``start()`` serves
     the same directory again on the same ports."""
+
+    name = "slapd"
+    listeners = 2
+    bind_failure = None  # slapd -d 0 exits without a word when a port is taken
 
     def __init__(self, base_dir: Path, users: tuple[User, ...]) -> None:
         slapd, slapadd = shutil.which("slapd", path=_SBIN), shutil.which("slapadd", path=_SBIN)
@@ -158,13 +156,13 @@ class LdapServer:
         self.slapd, self.slapadd = slapd, slapadd
         self.base_dir = Path(base_dir)
         self.users = users
-        self.port = 0
-        self.tls_port = 0
         self.cert_path = self.base_dir / "cert.pem"
-        self.log_path = self.base_dir / "slapd.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
-        self._loaded = False
+        self._config: Path | None = None
+        super().__init__(self.base_dir / "slapd.log")
+
+    @property
+    def tls_port(self) -> int:
+        return self.ports[1] if self.ports else 0
 
     @property
     def uri(self) -> str:
@@ -175,9 +173,10 @@ class LdapServer:
         return f"ldaps://127.0.0.1:{self.tls_port}"
 
     def _load(self) -> Path:
+        """The configuration, with the users loaded into the database (the first time)."""
+        if self._config is not None:
+            return self._config
         config = self.base_dir / "slapd.conf"
-        if self._loaded:
-            return config
         (self.base_dir / "data").mkdir(parents=True, exist_ok=True)
         cert, key = self_signed(self.base_dir)
         config.write_text(_config(self.base_dir, cert, key))
@@ -188,75 +187,20 @@ class LdapServer:
             check=True,
             capture_output=True,
         )
-        self._loaded = True
+        self._config = config
         return config
 
-    def _output(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-4000:]
-        except OSError:
-            return "(no output)"
-
     def start(self) -> None:
-        if self._proc is not None:
-            raise RuntimeError("slapd already started")
-        config = self._load()
-        for attempt in range(1, _START_ATTEMPTS + 1):
-            port = self.port or free_port()
-            tls_port = self.tls_port or free_port()
-            listeners = f"ldap://127.0.0.1:{port}/ ldaps://127.0.0.1:{tls_port}/"
-            self._log = self.log_path.open("wb")
-            # -d 0: stays in the foreground (stopped with the process), logs nothing
-            self._proc = subprocess.Popen(
-                [self.slapd, "-d", "0", "-f", str(config), "-h", listeners],
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-            )
-            deadline = time.monotonic() + _START_TIMEOUT
-            while time.monotonic() < deadline:
-                if _answers(port) and _answers(tls_port):
-                    self.port, self.tls_port = port, tls_port
-                    return
-                if self._proc.poll() is not None:
-                    break
-                time.sleep(0.05)
-            output = self._output()
-            exited = self._proc.poll() is not None
-            self._terminate()
-            if exited and attempt < _START_ATTEMPTS and not (self.port or self.tls_port):
-                continue  # most likely a port taken between free_port() and the bind
-            state = "exited" if exited else f"did not listen within {_START_TIMEOUT:.0f}s"
-            raise RuntimeError(f"slapd on ports {port}/{tls_port} {state}; output:\n{output}")
+        self._load()
+        super().start()
 
-    def _terminate(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+    def command(self) -> list[str]:
+        listeners = f"ldap://127.0.0.1:{self.port}/ ldaps://127.0.0.1:{self.tls_port}/"
+        # -d 0: stays in the foreground (stopped with the process), logs nothing
+        return [self.slapd, "-d", "0", "-f", str(self._load()), "-h", listeners]
 
-    def stop(self) -> None:
-        """Stops serving; the ports stay this server's for a later ``start()``."""
-        self._terminate()
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+    def is_ready(self) -> bool:
+        return _answers(self.port) and _answers(self.tls_port)
 
 
 _SBIN = os.pathsep.join((os.environ.get("PATH", ""), "/usr/sbin", "/sbin"))

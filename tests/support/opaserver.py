@@ -26,18 +26,11 @@ import http.client
 import json
 import queue
 import ssl
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Any, Self
-
-_START_TIMEOUT = 15.0
-_STOP_TIMEOUT = 5.0
-
+from typing import Any
 
 # ------------------------------------------------------------------------------ the server
 
@@ -159,7 +152,20 @@ def serve(port: int, policies: list[Path], cert: Path | None = None) -> None:
     server.serve_forever()
 
 
+if __name__ == "__main__":  # serves until stopped: the fixture below is not needed then
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8181)
+    parser.add_argument("--policy", type=Path, action="append", default=[])
+    parser.add_argument("--cert", type=Path, help="serve HTTPS: a PEM with the key too")
+    arguments = parser.parse_args()
+    serve(arguments.port, arguments.policy, arguments.cert)
+    sys.exit()
+
+
 # ------------------------------------------------------------------------------ the fixture
+
+# Imported only here: run as a script (above), this module is no package's and could not.
+from .process import ServerProcess  # noqa: E402
 
 
 def _healthy(port: int, cert: Path | None) -> bool:
@@ -178,78 +184,33 @@ def _healthy(port: int, cert: Path | None) -> bool:
         connection.close()
 
 
-class OpaServer:
+class OpaServer(ServerProcess):
     """The server above in a subprocess on ``port`` (loopback), serving ``policies``; over
     TLS with ``cert`` (a PEM holding the certificate and its key). ``stop()`` then
     ``start()`` serves again on the same port."""
 
+    name = "the policy server"
+    start_timeout = 15.0
+    append_log = True
+
     def __init__(
         self, port: int, policies: list[Path], log_path: Path, cert: Path | None = None
     ) -> None:
-        self.port = port
         self.policies = policies
-        self.log_path = log_path
         self.cert = cert
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
+        super().__init__(log_path, ports=(port,))
 
     @property
     def url(self) -> str:
         return f"{'https' if self.cert else 'http'}://127.0.0.1:{self.port}"
 
-    def start(self) -> None:
-        if self._proc is not None:
-            raise RuntimeError("the policy server is already started")
-        self._log = self.log_path.open("ab")
+    def command(self) -> list[str]:
         args = [sys.executable, __file__, "--port", str(self.port)]
         for policy in self.policies:
             args += ["--policy", str(policy)]
         if self.cert is not None:
             args += ["--cert", str(self.cert)]
-        self._proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
-        )
-        deadline = time.monotonic() + _START_TIMEOUT
-        while time.monotonic() < deadline:
-            if _healthy(self.port, self.cert):
-                return
-            if self._proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.stop()
-        output = self.log_path.read_text(errors="replace")[-4000:]
-        raise RuntimeError(f"the policy server on port {self.port} did not start:\n{output}")
+        return args
 
-    def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--port", type=int, default=8181)
-    parser.add_argument("--policy", type=Path, action="append", default=[])
-    parser.add_argument("--cert", type=Path, help="serve HTTPS: a PEM with the key too")
-    arguments = parser.parse_args()
-    serve(arguments.port, arguments.policy, arguments.cert)
+    def is_ready(self) -> bool:
+        return _healthy(self.port, self.cert)

@@ -11,11 +11,11 @@ import hmac
 import math
 import re
 import secrets
-from collections import OrderedDict
 
 from pydantic import Field, field_validator
 
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
+from portico.gateway.expiring_lru import ExpiringLru
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
 from portico.gateway.sealing import hash_password, verify_password_hash
@@ -102,9 +102,9 @@ class BasicAuthRuntime(BasePluginRuntime):
         self.consumers = services.consumers
         self.now = services.now
         self._cache_key = secrets.token_bytes(32)
-        #: fingerprint → (consumer, epoch seconds the credential stops working: a password
-        #: replaced by a rotation works until its grace period ends)
-        self._verified: OrderedDict[bytes, tuple[SnapshotConsumer, float]] = OrderedDict()
+        #: fingerprint → consumer, until the epoch second the credential stops working (a
+        #: password replaced by a rotation works until its grace period ends)
+        self._verified: ExpiringLru[bytes, SnapshotConsumer] = ExpiringLru(CACHE_SIZE)
         _decoy_hash()  # made now (once per process), so the first unknown user costs no more
 
     def access(self, ctx: RequestContext) -> Access:
@@ -118,10 +118,9 @@ class BasicAuthRuntime(BasePluginRuntime):
             return Reply.error(401, "Invalid authorization in request", _CHALLENGE)
         username, password, decoded = parsed
         fingerprint = hmac.digest(self._cache_key, decoded, "sha256")
-        known = self._verified.get(fingerprint)
-        if known is not None and known[1] > self.now():
-            self._verified.move_to_end(fingerprint)
-            self._admit(ctx, known[0])
+        known = self._verified.get(fingerprint, self.now())
+        if known is not None:
+            self._admit(ctx, known)
             return None
         return self._authenticate(ctx, fingerprint, username, password)
 
@@ -130,12 +129,11 @@ class BasicAuthRuntime(BasePluginRuntime):
     ) -> Reply | None:
         known = await self._verify(username, password)
         if known is None:
-            self._verified.pop(fingerprint, None)
+            self._verified.discard(fingerprint)
             return Reply.error(401, "Invalid user authorization", _CHALLENGE)
-        self._verified[fingerprint] = known
-        if len(self._verified) > CACHE_SIZE:
-            self._verified.popitem(last=False)
-        self._admit(ctx, known[0])
+        consumer, expires_at = known
+        self._verified.put(fingerprint, consumer, expires_at)
+        self._admit(ctx, consumer)
         return None
 
     def _admit(self, ctx: RequestContext, consumer: SnapshotConsumer) -> None:

@@ -7,11 +7,11 @@ import asyncio
 import hmac
 import logging
 import secrets
-from collections import OrderedDict
 from typing import Protocol
 
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.egress import EgressRefused
+from portico.gateway.expiring_lru import ExpiringLru
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.basic_auth import parse_basic
 from portico.gateway.plugins.ldap_auth.directory import (
@@ -83,8 +83,8 @@ class LdapAuthRuntime(BasePluginRuntime):
         self.now = services.now
         self.by_dn = consumers_by_dn(services.consumers)
         self._cache_key = secrets.token_bytes(32)
-        #: fingerprint → (consumer, epoch seconds the success stops being trusted)
-        self._bound: OrderedDict[bytes, tuple[SnapshotConsumer, float]] = OrderedDict()
+        #: fingerprint → consumer, until the epoch second the success stops being trusted
+        self._bound: ExpiringLru[bytes, SnapshotConsumer] = ExpiringLru(CACHE_SIZE)
         self._binds = asyncio.Semaphore(MAX_BINDS)
 
     def access(self, ctx: RequestContext) -> Access:
@@ -102,10 +102,9 @@ class LdapAuthRuntime(BasePluginRuntime):
             # (RFC 4513 §5.1.2): never sent
             return Reply.error(401, "Invalid user authorization", _CHALLENGE)
         fingerprint = hmac.digest(self._cache_key, decoded, "sha256")
-        known = self._bound.get(fingerprint)
-        if known is not None and known[1] > self.now():
-            self._bound.move_to_end(fingerprint)
-            ctx.consumer = known[0]
+        known = self._bound.get(fingerprint, self.now())
+        if known is not None:
+            ctx.consumer = known
             return None
         return self._authenticate(ctx, fingerprint, username, password)
 
@@ -120,11 +119,9 @@ class LdapAuthRuntime(BasePluginRuntime):
             return Reply.error(503, "LDAP server unavailable")
         consumer = self.by_dn.get(canonical_dn(dn)) if bound else None
         if consumer is None:
-            self._bound.pop(fingerprint, None)
+            self._bound.discard(fingerprint)
             return Reply.error(401, "Invalid user authorization", _CHALLENGE)
-        self._bound[fingerprint] = (consumer, self.now() + CACHE_SECONDS)
-        if len(self._bound) > CACHE_SIZE:
-            self._bound.popitem(last=False)
+        self._bound.put(fingerprint, consumer, self.now() + CACHE_SECONDS)
         ctx.consumer = consumer
         return None
 
