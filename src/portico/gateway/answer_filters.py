@@ -154,14 +154,13 @@ class ObservedAnswer(LineRelay):
         if ctx._body_filters:  # (an access phase may have added one)
             return None
         added = ctx._response_headers
-        if added:
-            plain = AddedHeaders.of(added)
-            if plain is None:
-                return None
-            lines = plain.lines_after(response, tag)
-            if lines is None:
-                return None
-        else:
-            lines = response.lines
-        ctx.response_head = RelayedHead(lines, ctx.request_id)
+        if not added:
+            ctx.response_head = RelayedHead(response.lines, None, ctx.request_id)
+            return response.lines
+        plain = AddedHeaders.of(added)
+        if plain is None:
+            return None
+        lines = plain.lines_after(response, tag)
+        if lines is not None:
+            ctx.response_head = RelayedHead(response.lines, plain.pairs, ctx.request_id)
         return lines

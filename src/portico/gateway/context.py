@@ -192,21 +192,26 @@ class ResponseHeaders:
 
 class RelayedHead:
     """The head of a node's answer relayed as it came, as observers read it (see the module
-    docstring): the wire lines the client got (``Connection.lines``' pieces, with the lines
-    of headers a plugin set after them) and the request id the responder tagged it with.
-    Nothing is taken apart until ``items`` is called (a logger does it when it builds its
-    entries, off the request's path)."""
+    docstring): the node's wire lines (``Connection.lines``' pieces), the headers a plugin
+    set, sent after them (names lower-cased), and the request id the responder tagged it
+    with. Nothing is taken apart until ``items`` is called (a logger does it when it builds
+    its entries, off the request's path)."""
 
-    __slots__ = ("_lines", "_request_id")
+    __slots__ = ("_added", "_lines", "_request_id")
 
-    def __init__(self, lines: list[bytes], request_id: str) -> None:
+    def __init__(
+        self, lines: list[bytes], added: list[tuple[str, str]] | None, request_id: str
+    ) -> None:
         self._lines = lines  # a new list per answer: nothing changes it once relayed
+        self._added = added
         self._request_id = request_id
 
     def items(self) -> list[tuple[str, str]]:
         """(name lower-cased, value) pairs in the order sent, as ``ResponseHeaders.items``
         gives them on the path that takes the head apart (the X-Request-Id last)."""
         pairs = header_pairs(self._lines)
+        if self._added:
+            pairs.extend(self._added)
         pairs.append(("x-request-id", self._request_id))
         return pairs
 
