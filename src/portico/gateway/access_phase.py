@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
-from portico.gateway.context import PluginRuntime, Reply, RequestContext, phase_plugins
+from portico.gateway.context import (
+    PluginRuntime,
+    Reply,
+    RequestContext,
+    ResponsePhase,
+    phase_plugins,
+)
 from portico.gateway.environment_runtime import Chain, EnvironmentRuntime, RouteRuntime
 
 if TYPE_CHECKING:
@@ -26,10 +32,10 @@ class AccessPhase:
         self.consumer = consumer
         self.reply: Reply | None = None
 
-    def phases(self, route: RouteRuntime) -> tuple[list[PluginRuntime], list[PluginRuntime]]:
+    def phases(self, route: RouteRuntime) -> tuple[ResponsePhase, list[PluginRuntime]]:
         """The header filters and loggers of the chain that ran."""
         if self.chain is route.chain:
-            return route.header_filters, route.loggers
+            return route.response_phase, route.loggers
         return phase_plugins(plugin for _, plugin in self.chain)
 
     def run(self, env: EnvironmentRuntime, ctx: RequestContext) -> Awaitable[Reply | None] | None:

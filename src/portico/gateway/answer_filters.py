@@ -4,8 +4,21 @@ their body filters."""
 
 from __future__ import annotations
 
-from portico.gateway.context import PluginRuntime, Reply, RequestContext, ResponseHeaders
-from portico.gateway.http.proxy import AddedHeaders, BodyTransform, OnResponse, with_added
+from portico.gateway.context import (
+    PluginRuntime,
+    RelayedHead,
+    Reply,
+    RequestContext,
+    ResponseHeaders,
+    ResponsePhase,
+)
+from portico.gateway.http.proxy import (
+    AddedHeaders,
+    BodyTransform,
+    LineRelay,
+    OnResponse,
+    with_added,
+)
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamResponse
 
@@ -54,13 +67,13 @@ def filter_headers(
 
 
 def send_reply(
-    filters: list[PluginRuntime],
+    phase: ResponsePhase,
     ctx: RequestContext,
     reply: Reply,
     responder: Responder,
 ) -> None:
     ctx.status = reply.status
-    headers = filter_headers(filters, ctx, reply.status, reply.headers, lower_case=False)
+    headers = filter_headers(phase.filters, ctx, reply.status, reply.headers, lower_case=False)
     body = reply.body
     for body_filter in ctx._body_filters or ():
         body = body_filter(ctx, body, True)
@@ -69,9 +82,12 @@ def send_reply(
     ctx.response_bytes = len(body)
 
 
-def on_response_of(filters: list[PluginRuntime], ctx: RequestContext) -> OnResponse | None:
+def on_response_of(phase: ResponsePhase, ctx: RequestContext) -> OnResponse | None:
     """What the proxy calls with the upstream's answer: None when nothing rewrites it (the
     responder tags it with the request id; ``upstream_request.account`` notes the status)."""
+    filters = phase.filters
+    if phase.observed_only:
+        return ObservedAnswer(filters, ctx)
     if not filters:
         added = ctx._response_headers
         if not added:
@@ -92,11 +108,59 @@ def _rewriting(filters: list[PluginRuntime], ctx: RequestContext) -> OnResponse:
     def on_response(
         response: UpstreamResponse, headers: list[tuple[str, str]]
     ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
-        ctx.status = response.status
-        out = filter_headers(filters, ctx, response.status, headers, lower_case=True)
-        # a header filter may change the status the client gets (response-rewrite); the
-        # proxy sends response.status, and judges the node by the status it answered
-        response.status = ctx.status
-        return out, body_transform(ctx) if ctx._body_filters else None
+        return _filtered(filters, ctx, response, headers)
 
     return on_response
+
+
+def _filtered(
+    filters: list[PluginRuntime],
+    ctx: RequestContext,
+    response: UpstreamResponse,
+    headers: list[tuple[str, str]],
+) -> tuple[list[tuple[str, str]], BodyTransform | None]:
+    """The node's answer through the plugins' header filters: the headers to send, and the
+    body filters' transform if any."""
+    ctx.status = response.status
+    out = filter_headers(filters, ctx, response.status, headers, lower_case=True)
+    # a header filter may change the status the client gets (response-rewrite); the
+    # proxy sends response.status, and judges the node by the status it answered
+    response.status = ctx.status
+    return out, body_transform(ctx) if ctx._body_filters else None
+
+
+class ObservedAnswer(LineRelay):
+    """The ``OnResponse`` of a chain whose header filters only read the head
+    (``ResponsePhase.observed_only``): the usual answer is relayed as the node wrote it (with
+    the lines of headers a plugin set after them) and its head kept on ``ctx.response_head``
+    for the observers, their ``header_filter`` not called; an answer whose head has to be
+    taken apart goes through the filters as with any other chain."""
+
+    __slots__ = ("_ctx", "_filters")
+
+    def __init__(self, filters: list[PluginRuntime], ctx: RequestContext) -> None:
+        self._filters = filters
+        self._ctx = ctx
+
+    def __call__(
+        self, response: UpstreamResponse, headers: list[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
+        return _filtered(self._filters, self._ctx, response, headers)
+
+    def lines_after(
+        self, response: UpstreamResponse, tag: tuple[str, str] | None
+    ) -> list[bytes] | None:
+        ctx = self._ctx
+        if ctx._body_filters:  # (an access phase may have added one)
+            return None
+        added = ctx._response_headers
+        if not added:
+            ctx.response_head = RelayedHead(response.lines, None, ctx.request_id)
+            return response.lines
+        plain = AddedHeaders.of(added)
+        if plain is None:
+            return None
+        lines = plain.lines_after(response, tag)
+        if lines is not None:
+            ctx.response_head = RelayedHead(response.lines, plain.pairs, ctx.request_id)
+        return lines

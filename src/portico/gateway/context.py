@@ -10,6 +10,15 @@ A chain is built once per config snapshot (``environment_runtime``); per request
   plugin's reply), in chain order; it may add, replace or delete response headers, and change
   the status the client gets by setting ``ctx.status``. A plugin that needs the body appends a
   filter to ``ctx.body_filters`` here.
+
+  A plugin whose ``header_filter`` only reads the head (a logger keeping the headers for its
+  entry) says so: ``observes_response()`` returns True. When every header filter of the
+  chain only observes, the node's usual answer is relayed as it came, its head never taken
+  apart nor rebuilt (``answer_filters.ObservedAnswer``), and these ``header_filter`` are
+  not called: the head is kept on ``ctx.response_head`` instead (a ``RelayedHead``, taken
+  apart when read), where an observer finds it in its log phase or later. Any other answer
+  (a plugin's reply, a head that has to be taken apart) calls them as before, and
+  ``ctx.response_head`` stays None.
 * body filters — each body chunk passes through the filters in the order they were added, as
   nginx's body filters do: ``filter(ctx, chunk, last)`` returns what goes on (it may hold data
   back and release it when ``last`` is true). A filter that changes the body's length must
@@ -28,6 +37,7 @@ from urllib.parse import parse_qs, unquote_plus
 
 from mypy_extensions import mypyc_attr
 
+from portico.gateway.http.response_lines import header_pairs
 from portico.gateway.http.upstream_contract import Timeouts
 
 if TYPE_CHECKING:
@@ -180,6 +190,32 @@ class ResponseHeaders:
         return list(self._items)
 
 
+class RelayedHead:
+    """The head of a node's answer relayed as it came, as observers read it (see the module
+    docstring): the node's wire lines (``Connection.lines``' pieces), the headers a plugin
+    set, sent after them (names lower-cased), and the request id the responder tagged it
+    with. Nothing is taken apart until ``items`` is called (a logger does it when it builds
+    its entries, off the request's path)."""
+
+    __slots__ = ("_added", "_lines", "_request_id")
+
+    def __init__(
+        self, lines: list[bytes], added: list[tuple[str, str]] | None, request_id: str
+    ) -> None:
+        self._lines = lines  # a new list per answer: nothing changes it once relayed
+        self._added = added
+        self._request_id = request_id
+
+    def items(self) -> list[tuple[str, str]]:
+        """(name lower-cased, value) pairs in the order sent, as ``ResponseHeaders.items``
+        gives them on the path that takes the head apart (the X-Request-Id last)."""
+        pairs = header_pairs(self._lines)
+        if self._added:
+            pairs.extend(self._added)
+        pairs.append(("x-request-id", self._request_id))
+        return pairs
+
+
 class RequestContext:
     """One request's state across the phases. Built for every routed request, so it costs
     only what it holds: the outcome fields default at class level, and the containers a
@@ -204,6 +240,9 @@ class RequestContext:
     proxied: bool = False
     #: the route's ``RouteRuntime.rollup_key`` (set by ``Gateway.handle``, which makes it)
     rollup_key: tuple[str, str, str] = ("", "", "")
+    #: the head as relayed, when observers did not see it in ``header_filter`` (see the module
+    #: docstring)
+    response_head: RelayedHead | None = None
     _upstream_headers: dict[str, str] | None = None
     _remove_upstream_headers: set[str] | None = None
     _response_headers: dict[str, str] | None = None
@@ -360,6 +399,8 @@ class PluginRuntime(Protocol):
 
     def log(self, ctx: RequestContext) -> None: ...
 
+    def observes_response(self) -> bool: ...
+
 
 # the plugins' runtimes, interpreted, subclass it: see CONVENTIONS.md "Compiled modules"
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -376,10 +417,31 @@ class BasePluginRuntime:
     def log(self, ctx: RequestContext) -> None:
         return None
 
+    def observes_response(self) -> bool:
+        """Whether ``header_filter`` only reads the head (see the module docstring): then it
+        may not be called, and ``ctx.response_head`` holds the head instead. Asked once per
+        chain."""
+        return False
+
+
+class ResponsePhase:
+    """The plugins of a chain that see the response head (``header_filter``), in chain
+    order, worked out once per chain (``phase_plugins``). ``observed_only``: there are some
+    and every one of them only reads it (``observes_response``), so that the node's answer
+    may be relayed as it came."""
+
+    __slots__ = ("filters", "observed_only")
+
+    def __init__(self, filters: list[PluginRuntime] | None = None) -> None:
+        self.filters: list[PluginRuntime] = filters if filters is not None else []
+        self.observed_only = bool(self.filters) and all(
+            plugin.observes_response() for plugin in self.filters
+        )
+
 
 def phase_plugins(
     plugins: Iterable[PluginRuntime],
-) -> tuple[list[PluginRuntime], list[PluginRuntime]]:
+) -> tuple[ResponsePhase, list[PluginRuntime]]:
     """Of ``plugins`` (in chain order), those whose ``header_filter`` and those whose ``log``
     do something: the base class's do nothing, and the response and log phases of every
     request need not call them. Worked out once per chain."""
@@ -391,4 +453,4 @@ def phase_plugins(
             filters.append(plugin)
         if getattr(kind, "log", None) is not BasePluginRuntime.log:
             loggers.append(plugin)
-    return filters, loggers
+    return ResponsePhase(filters), loggers

@@ -17,6 +17,7 @@ from portico.gateway.context import (
     PluginRuntime,
     Reply,
     RequestContext,
+    ResponsePhase,
     phase_plugins,
 )
 from portico.gateway.health.checker import HealthChecker
@@ -97,14 +98,14 @@ class RouteRuntime:
     #: plugins attached that this gateway cannot run: the route refuses traffic (fail closed)
     unsupported: list[str] = field(default_factory=list)
     #: the chain's plugins that have a response (header filter) and a log phase
-    header_filters: list[PluginRuntime] = field(default_factory=list)
+    response_phase: ResponsePhase = field(default_factory=ResponsePhase)
     loggers: list[PluginRuntime] = field(default_factory=list)
     #: (environment id, API id, route id): what telemetry rolls this route's requests up by,
     #: read once here (``RequestContext.rollup_key``)
     rollup_key: tuple[str, str, str] = ("", "", "")
 
     def __post_init__(self) -> None:
-        self.header_filters, self.loggers = phase_plugins(p for _, p in self.chain)
+        self.response_phase, self.loggers = phase_plugins(p for _, p in self.chain)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.gateway.access_phase import AccessPhase
 from portico.gateway.answer_filters import on_response_of, send_reply
 from portico.gateway.balancing.nodes import Node
-from portico.gateway.context import Reply, RequestContext
+from portico.gateway.context import Reply, RequestContext, ResponsePhase
 from portico.gateway.counters.local import LocalCounters
 from portico.gateway.environment_runtime import (
     EnvironmentRuntime,
@@ -201,7 +201,7 @@ class Gateway:
         )
         ctx.rollup_key = route.rollup_key
         if not route.chain:
-            return self._proxy_now(env, route, route.header_filters, route.loggers, ctx, responder)
+            return self._proxy_now(env, route, route.response_phase, route.loggers, ctx, responder)
         access = AccessPhase(route.chain, ctx.consumer)
         pending = access.run(env, ctx)
         if pending is not None:
@@ -250,7 +250,7 @@ class Gateway:
         self,
         env: EnvironmentRuntime,
         route: RouteRuntime,
-        filters: list[PluginRuntime],
+        filters: ResponsePhase,
         loggers: list[PluginRuntime],
         ctx: RequestContext,
         responder: Responder,
@@ -283,7 +283,7 @@ class Gateway:
         self,
         env: EnvironmentRuntime,
         route: RouteRuntime,
-        filters: list[PluginRuntime],
+        filters: ResponsePhase,
         loggers: list[PluginRuntime],
         ctx: RequestContext,
         responder: Responder,
@@ -299,7 +299,7 @@ class Gateway:
     async def _proxy(
         self,
         route: RouteRuntime,
-        filters: list[PluginRuntime],
+        filters: ResponsePhase,
         ctx: RequestContext,
         responder: Responder,
         first: Node | None = None,
@@ -333,7 +333,7 @@ class Gateway:
         account(upstream, tried, ctx, responder, result, _clock() - started)
 
     async def _proxy_direct(
-        self, filters: list[PluginRuntime], ctx: RequestContext, responder: Responder
+        self, filters: ResponsePhase, ctx: RequestContext, responder: Responder
     ) -> None:
         """Forward to where a plugin said (``ctx.direct``: ai-proxy's provider) instead of the
         route's upstream, through the same engine; its answer streams through the filters."""
@@ -369,7 +369,7 @@ class Proxied(Outcome):
         env: EnvironmentRuntime,
         route: RouteRuntime,
         node: Node,
-        filters: list[PluginRuntime],
+        filters: ResponsePhase,
         loggers: list[PluginRuntime],
         ctx: RequestContext,
         responder: Responder,

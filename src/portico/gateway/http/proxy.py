@@ -35,7 +35,14 @@ from .forwarding import (
     framing,
     request_head,
 )
-from .relaying import AddedHeaders, relay_answer, response_headers, tunnel_answer, with_added
+from .relaying import (
+    AddedHeaders,
+    LineRelay,
+    relay_answer,
+    response_headers,
+    tunnel_answer,
+    with_added,
+)
 from .responder import Responder
 from .server import Request
 from .upstream import UpstreamPool, UpstreamResponse
@@ -45,6 +52,7 @@ __all__ = [
     "BodyTransform",
     "Endpoint",
     "Forwarding",
+    "LineRelay",
     "OnResponse",
     "Outcome",
     "ProxyResult",

@@ -4,7 +4,8 @@ by ``OnResponse``, the body streamed with back-pressure on both sides, or the co
 handed over to a tunnel after a 101.
 
 The usual answer's header lines are relayed as they came (``Responder.start_lines``); headers
-a plugin only sets follow them (``AddedHeaders``); anything else takes the headers apart.
+a plugin only sets follow them (``AddedHeaders``), and plugins that only read the head get it
+as relayed (``LineRelay``); anything else takes the headers apart.
 A failure while relaying is answered by the table of ``forwarding``.
 """
 
@@ -51,7 +52,28 @@ def with_added(
     return kept
 
 
-class AddedHeaders:
+class LineRelay:
+    """An ``OnResponse`` that the usual answer need not call: its head is relayed as the node
+    wrote it, with what ``lines_after`` gives (``_start_response``); the answers whose head
+    must be taken apart still go through ``__call__``. (A base class: see CONVENTIONS.md
+    "Compiled modules".)"""
+
+    __slots__ = ()
+
+    def __call__(
+        self, response: UpstreamResponse, headers: list[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
+        raise NotImplementedError
+
+    def lines_after(
+        self, response: UpstreamResponse, tag: tuple[str, str] | None
+    ) -> list[bytes] | None:
+        """The lines to relay for the head (the pieces to join: see ``Connection.lines``),
+        the responder's ``tag`` not among them; None: call ``__call__`` instead."""
+        raise NotImplementedError
+
+
+class AddedHeaders(LineRelay):
     """An ``OnResponse`` that only sets headers on the answer (``pairs``: names lower-cased),
     replacing the node's of the same names: the usual answer gets them as extra lines after
     the node's, which are relayed as they came (``_start_response``)."""
@@ -192,7 +214,7 @@ def _start_response(
         if on_response is None:
             responder.start_lines(response.status, response.lines, response.content_length)
             return None
-        if isinstance(on_response, AddedHeaders):
+        if isinstance(on_response, LineRelay):
             lines = on_response.lines_after(response, responder.tag)
             if lines is not None:
                 responder.start_lines(response.status, lines, response.content_length)

@@ -182,6 +182,11 @@ class LoggerRuntime(BasePluginRuntime):
     def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None:
         capture_response(ctx, headers, self.response_body)
 
+    def observes_response(self) -> bool:
+        # without the body, the headers are all it keeps, and the entry can take them from
+        # ``ctx.response_head`` (``full_log``): the answer stays on the plain relay
+        return not self.response_body
+
     def log(self, ctx: RequestContext) -> None:
         self.batch.push(Logged(ctx, self.now()))
 

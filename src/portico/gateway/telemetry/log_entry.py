@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote_plus
 
 from portico import __version__
-from portico.gateway.context import RequestContext, ResponseHeaders
+from portico.gateway.context import RelayedHead, RequestContext, ResponseHeaders
 from portico.gateway.http.errors import ClientError
 from portico.gateway.snapshot import SnapshotRoute
 
@@ -168,7 +168,8 @@ async def capture_request_body(ctx: RequestContext) -> None:
 
 def capture_response(ctx: RequestContext, headers: ResponseHeaders, body: bool) -> None:
     """Header filter: remember the response headers (as finally sent: later filters still
-    change this object) and, if ``body``, copy the body as it passes."""
+    change this object) and, if ``body``, copy the body as it passes. (An answer relayed as
+    it came skips it when no body is logged: its head is ``ctx.response_head``.)"""
     ctx.vars.setdefault(_RESPONSE_HEADERS, headers)
     if body and _RESPONSE_BODY not in ctx.vars:
         kept = ctx.vars[_RESPONSE_BODY] = bytearray()
@@ -219,7 +220,12 @@ def full_log(
         body = ctx.vars.get(_REQUEST_BODY)
         if body is not None:
             request_entry["body"] = _text(body)
-    headers = ctx.vars.get(_RESPONSE_HEADERS)
+    found = ctx._vars
+    headers: ResponseHeaders | RelayedHead | None = (
+        found.get(_RESPONSE_HEADERS) if found is not None else None
+    )
+    if headers is None:  # relayed as it came: the head kept for observers, taken apart here
+        headers = ctx.response_head
     response_entry: dict[str, Any] = {
         "status": ctx.status,
         "headers": redaction.header_map(headers.items()) if headers is not None else {},

@@ -10,7 +10,16 @@ conventions (``span``) and queues it — memory only. The gateway's shared batch
 protobuf (``ExportTraceServiceRequest``, encoded there, off the request path) through the
 SSRF guard; a collector that is down never touches a request: its spans are dropped and
 counted (``portico_log_entries_dropped_total{plugin="trace-export"}``).
+
+Its configuration is in ``config``; the rest (``runtime``, ``propagation``, ``span``,
+``wire``), which every request and every span pays for, is compiled with the data plane
+(``portico.native``).
 """
+
+from portico import native
+
+# the compiled build first, when current: see CONVENTIONS.md "Compiled modules"
+__path__ = native.package_path(__name__, __path__)
 
 from portico.gateway.plugins.base import Category, PluginSpec
 from portico.gateway.plugins.trace_export.config import TraceExportConfig

@@ -1,11 +1,17 @@
-"""trace-export's per-request work (see the package's docstring)."""
+"""trace-export's per-request work (see the package's docstring), compiled with the data
+plane (``portico.native``).
+
+Apart from ``config``, which holds the plugin's pydantic model (see CONVENTIONS.md "Compiled
+modules"); it reads its settings through ``TraceExportSettings`` once, when the route's chain
+is built.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Final, Protocol
 
 import httpx
 
@@ -13,7 +19,6 @@ from portico.gateway.context import BasePluginRuntime, RequestContext
 from portico.gateway.egress import EgressGuard, EgressRefused
 from portico.gateway.outbound import guarded_request
 from portico.gateway.plugin_services import RuntimeServices
-from portico.gateway.plugins.trace_export.config import TraceExportConfig
 from portico.gateway.plugins.trace_export.propagation import (
     new_id,
     parse_traceparent,
@@ -26,11 +31,31 @@ from portico.gateway.plugins.trace_export.wire import encode
 from portico.gateway.telemetry.batch import BatchFailed, BatchProcessor
 from portico.gateway.telemetry.metrics import GatewayMetrics
 
-NAME = "trace-export"
+NAME: Final = "trace-export"
 #: where the access phase leaves the request's trace for the log phase
-_TRACE = "_trace_export"
+_TRACE: Final = "_trace_export"
 #: seconds to wait for the collector
-EXPORT_TIMEOUT = 10.0
+EXPORT_TIMEOUT: Final = 10.0
+#: (a Final alias: see CONVENTIONS.md "Compiled modules")
+_time_ns: Final = time.time_ns
+
+
+class TraceExportSettings(Protocol):
+    """What the runtime reads of ``config.TraceExportConfig``."""
+
+    @property
+    def endpoint(self) -> str: ...
+
+    @property
+    def sample_ratio(self) -> float: ...
+
+    @property
+    def service_name(self) -> str: ...
+
+    @property
+    def additional_attributes(self) -> list[str]: ...
+
+    def model_dump_json(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -57,8 +82,7 @@ class _Trace:
 
 
 class TraceExportRuntime(BasePluginRuntime):
-    def __init__(self, config: TraceExportConfig, services: RuntimeServices) -> None:
-        self.config = config
+    def __init__(self, config: TraceExportSettings, services: RuntimeServices) -> None:
         self.bound = ratio_bound(config.sample_ratio)
         self.extra = [name[1:] for name in config.additional_attributes]  # "$" dropped
         self.batch = _processor(config, services)
@@ -82,7 +106,7 @@ class TraceExportRuntime(BasePluginRuntime):
         return None
 
     def log(self, ctx: RequestContext) -> None:
-        trace = ctx.vars.get(_TRACE)
+        trace: _Trace | None = ctx.vars.get(_TRACE)
         if trace is None:  # an earlier plugin answered before this one's access phase
             trace = self._trace(ctx)
         if not trace.sampled:
@@ -97,7 +121,7 @@ class TraceExportRuntime(BasePluginRuntime):
         extra: list[tuple[str, str | int]] | None = None
         if self.extra:
             extra = [(n, v) for n in self.extra if (v := ctx.var(n)) is not None]
-        end = time.time_ns()
+        end = _time_ns()
         self.batch.push(
             SpanRecord(
                 trace.trace_id,
@@ -120,12 +144,14 @@ class TraceExportRuntime(BasePluginRuntime):
         )
 
 
-def _processor(config: TraceExportConfig, services: RuntimeServices) -> BatchProcessor[SpanRecord]:
+def _processor(
+    config: TraceExportSettings, services: RuntimeServices
+) -> BatchProcessor[SpanRecord]:
     """The processor of this configuration, shared across config swaps (a deploy keeps the
     spans waiting), its drops counted in the gateway's metrics."""
     metrics = services.shared("metrics", "", GatewayMetrics)
     key = hashlib.sha256(f"{NAME}\0{config.model_dump_json()}".encode()).hexdigest()
-    send = _sender(config, services.http(), services.egress)
+    send = _Sender(config.endpoint, config.service_name, services.http(), services.egress)
     return services.shared(
         "batch",
         key,
@@ -135,24 +161,33 @@ def _processor(config: TraceExportConfig, services: RuntimeServices) -> BatchPro
     )
 
 
-def _sender(
-    config: TraceExportConfig, client: httpx.AsyncClient, guard: EgressGuard
-) -> Callable[[list[SpanRecord]], Awaitable[None]]:
-    headers = {"content-type": "application/x-protobuf"}
+class _Sender:
+    """The batch processor's ``send``: a batch encoded as OTLP protobuf, POSTed through the
+    SSRF guard. (An object rather than a closure: see CONVENTIONS.md "Compiled modules".)"""
 
-    async def send(records: list[SpanRecord]) -> None:
-        body = encode(config.service_name, SCOPE, records)
+    def __init__(
+        self, endpoint: str, service_name: str, client: httpx.AsyncClient, guard: EgressGuard
+    ) -> None:
+        self.endpoint = endpoint
+        self.service_name = service_name
+        self.client = client
+        self.guard = guard
+        self.headers = {"content-type": "application/x-protobuf"}
+
+    async def __call__(self, records: list[SpanRecord]) -> None:
+        body = encode(self.service_name, SCOPE, records)
+        client = self.client
         http = client
         if http.is_closed:  # the shared client went first at shutdown: a last flush alone
             http = httpx.AsyncClient(trust_env=False)
         try:
             response = await guarded_request(
                 http,
-                guard,
+                self.guard,
                 "POST",
-                config.endpoint,
+                self.endpoint,
                 content=body,
-                headers=headers,
+                headers=self.headers,
                 timeout=EXPORT_TIMEOUT,
             )
         except EgressRefused as error:
@@ -162,5 +197,3 @@ def _sender(
                 await http.aclose()
         if not 200 <= response.status_code < 300:
             raise BatchFailed(f"the collector answered {response.status_code}")
-
-    return send
