@@ -37,10 +37,15 @@ async def chat_request(ctx: RequestContext) -> dict[str, Any] | Reply:
     found = ctx.vars.get(CHAT)
     if found is not None:
         return found  # type: ignore[no-any-return]
-    try:
-        raw = await ctx.request.body.read()
-    except ClientError as error:
-        return Reply.error(error.status, str(error) or "cannot read the request body")
+    body = ctx.request.body
+    # usually in by now: the head is handled before the parser feeds the body that came
+    # with it, so ``access`` waits here; a complete body is taken without the async read
+    raw = body.peek_complete()
+    if raw is None:
+        try:
+            raw = await body.read()
+        except ClientError as error:
+            return Reply.error(error.status, str(error) or "cannot read the request body")
     return _parsed(ctx, raw)
 
 
