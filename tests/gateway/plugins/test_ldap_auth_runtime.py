@@ -156,6 +156,10 @@ async def test_a_bind_is_remembered_briefly_and_a_directory_down_is_503(
         # ... but only for what was verified: another password is not let in by the cache
         wrong = await client.get("/x", headers=basic("alice", "alice-pW"))
         assert wrong.status_code == 503 and wrong.json() == {"message": "LDAP server unavailable"}
+        # ... as it was sent: the same credentials spelled otherwise are bound again
+        spelled = {"Authorization": "basic " + basic("alice", "alice-pw")["Authorization"][6:]}
+        respelled = await client.get("/x", headers=spelled)
+        assert respelled.status_code == 503
         down = await client.get("/x", headers=basic("bob", BOB.password))
         assert down.status_code == 503
         clock.now += CACHE_SECONDS + 1
@@ -163,4 +167,4 @@ async def test_a_bind_is_remembered_briefly_and_a_directory_down_is_503(
         assert expired.status_code == 503
         own.start()  # back on the same port
         echoed(await client.get("/x", headers=basic("alice", "alice-pw")))
-    assert seen == ["alice", "alice", None, None, None, "alice"]
+    assert seen == ["alice", "alice", None, None, None, None, "alice"]

@@ -16,6 +16,11 @@ CHAT: Final = "ai.chat"
 #: ``ctx.vars`` key set by ai-rate-limiting: ask a streaming provider for its usage report
 WANTS_USAGE: Final = "ai.wants_usage"
 
+# made once: ``json.dumps`` with options builds an encoder per call, and ``json.loads`` of
+# bytes first sniffs their encoding (a few microseconds a request between them)
+_DECODE: Final = json.JSONDecoder().decode
+_ENCODE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
 
 def chat_now(ctx: RequestContext) -> dict[str, Any] | Reply | None:
     """``chat_request`` without waiting: None when the body has not all arrived yet (a
@@ -32,16 +37,21 @@ async def chat_request(ctx: RequestContext) -> dict[str, Any] | Reply:
     found = ctx.vars.get(CHAT)
     if found is not None:
         return found  # type: ignore[no-any-return]
-    try:
-        raw = await ctx.request.body.read()
-    except ClientError as error:
-        return Reply.error(error.status, str(error) or "cannot read the request body")
+    body = ctx.request.body
+    # usually in by now: the head is handled before the parser feeds the body that came
+    # with it, so ``access`` waits here; a complete body is taken without the async read
+    raw = body.peek_complete()
+    if raw is None:
+        try:
+            raw = await body.read()
+        except ClientError as error:
+            return Reply.error(error.status, str(error) or "cannot read the request body")
     return _parsed(ctx, raw)
 
 
 def _parsed(ctx: RequestContext, raw: bytes) -> dict[str, Any] | Reply:
     try:
-        parsed = json.loads(raw) if raw else None
+        parsed = _loads(raw) if raw else None
     except (ValueError, RecursionError):
         return Reply.error(400, "request body is not valid JSON")
     if not isinstance(parsed, dict):
@@ -50,10 +60,25 @@ def _parsed(ctx: RequestContext, raw: bytes) -> dict[str, Any] | Reply:
     return parsed
 
 
+def _loads(raw: bytes) -> Any:
+    """``json.loads(raw)``: UTF-8 decoded at once when the body starts as a UTF-8 object
+    does (``{``, then no NUL: not UTF-16/32, no BOM); any other start goes through
+    ``json.loads``' own detection, so every body parses as it always did (surrogates
+    included: ``json.loads`` decodes with ``surrogatepass`` too)."""
+    if raw[0] == 0x7B and raw[1:2] != b"\x00":
+        return _DECODE(raw.decode("utf-8", "surrogatepass"))
+    return json.loads(raw)
+
+
 def replace_body(ctx: RequestContext, chat: dict[str, Any]) -> None:
     """Send ``chat`` upstream instead of the body the client sent (JSON-encoded here, so any
     value a plugin put in is escaped correctly)."""
-    data = json.dumps(chat, ensure_ascii=False, separators=(",", ":")).encode()
+    set_body(ctx, chat, _ENCODE(chat).encode())
+
+
+def set_body(ctx: RequestContext, chat: dict[str, Any], data: bytes) -> None:
+    """``replace_body`` with ``data`` already encoded (``chat`` as JSON, as ``replace_body``
+    would encode it)."""
     request = ctx.request
     request.body.discard()  # (what ``read`` kept of the client's body)
     body = RequestBody(None, chunked=False, expect_continue=False)

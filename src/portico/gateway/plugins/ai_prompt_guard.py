@@ -65,8 +65,10 @@ class AiPromptGuardRuntime(BasePluginRuntime):
     def __init__(self, config: AiPromptGuardConfig, services: RuntimeServices) -> None:
         self.all_roles = config.match_all_roles
         self.whole_history = config.match_all_conversation_history
-        self.allow = [re.compile(pattern) for pattern in config.allow_patterns]
-        self.deny = [re.compile(pattern) for pattern in config.deny_patterns]
+        # the bound ``search`` of each pattern, looped over plainly: ``any(<generator>)``
+        # costs more than the search of a short prompt
+        self.allow = [re.compile(pattern).search for pattern in config.allow_patterns]
+        self.deny = [re.compile(pattern).search for pattern in config.deny_patterns]
 
     def access(self, ctx: RequestContext) -> Access:
         chat = chat_now(ctx)
@@ -82,9 +84,21 @@ class AiPromptGuardRuntime(BasePluginRuntime):
 
     def verdict(self, chat: dict[str, Any]) -> Reply | None:
         for text in self.checked(chat):
-            if self.allow and not any(pattern.search(text) for pattern in self.allow):
+            refusal = self.refusal(text)
+            if refusal is not None:
+                return refusal
+        return None
+
+    def refusal(self, text: str) -> Reply | None:
+        """The 400 for one checked text, or None when it passes."""
+        if self.allow:
+            for search in self.allow:
+                if search(text):
+                    break
+            else:
                 return Reply.error(400, "Request doesn't match allow patterns")
-            if any(pattern.search(text) for pattern in self.deny):
+        for search in self.deny:
+            if search(text):
                 return Reply.error(400, "Request contains prohibited content")
         return None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from json.encoder import encode_basestring
 from typing import Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from portico.core.validation import invalid
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugin_services import RuntimeServices
-from portico.gateway.plugins._ai_chat import chat_now, chat_request, replace_body
+from portico.gateway.plugins._ai_chat import chat_now, chat_request, set_body
 from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 
 
@@ -101,7 +102,10 @@ class FilledText:
 
 
 class CompiledTemplate:
-    __slots__ = ("messages", "model", "names")
+    """A template made ready for requests: its contents split (:class:`FilledText`), the
+    variables it needs, and the JSON text around the contents, encoded once."""
+
+    __slots__ = ("heads", "messages", "model", "names", "tails")
 
     def __init__(self, template: TemplateBody) -> None:
         self.model = template.model
@@ -110,6 +114,24 @@ class CompiledTemplate:
         for _, text in self.messages:
             seen.update(dict.fromkeys(text.names))
         self.names = list(seen)
+        # the body ``replace_body`` would encode, cut before each message's content: a
+        # request then JSON-encodes only the filled contents (``encoded``)
+        start = '{"model":' + encode_basestring(self.model) + ',"messages":['
+        self.heads = [
+            (start if index == 0 else "},") + '{"role":' + encode_basestring(role) + ',"content":'
+            for index, (role, _) in enumerate(self.messages)
+        ]
+        self.tails = {None: "}]}", True: '}],"stream":true}', False: '}],"stream":false}'}
+
+    def encoded(self, contents: list[str], stream: bool | None) -> bytes:
+        """The JSON body of this template's chat request with these message ``contents``
+        (and ``stream`` when not None): byte for byte what ``replace_body`` would send."""
+        pieces: list[str] = []
+        for head, content in zip(self.heads, contents, strict=True):
+            pieces.append(head)
+            pieces.append(encode_basestring(content))
+        pieces.append(self.tails[stream])
+        return "".join(pieces).encode()
 
 
 def variable_text(value: object) -> str | None:
@@ -161,15 +183,20 @@ class AiPromptTemplateRuntime(BasePluginRuntime):
                 message = f'template "{name}": variable "{variable}" must be a string or number'
                 return Reply.error(400, message)
             values[variable] = text
+        contents = [text.fill(values) for _, text in template.messages]
         filled: dict[str, Any] = {
             "model": template.model,
             "messages": [
-                {"role": role, "content": text.fill(values)} for role, text in template.messages
+                {"role": role, "content": content}
+                for (role, _), content in zip(template.messages, contents, strict=True)
             ],
         }
-        if isinstance(chat.get("stream"), bool):  # the client may still ask for a stream
-            filled["stream"] = chat["stream"]
-        replace_body(ctx, filled)
+        stream = chat.get("stream")
+        if isinstance(stream, bool):  # the client may still ask for a stream
+            filled["stream"] = stream
+        else:
+            stream = None
+        set_body(ctx, filled, template.encoded(contents, stream))
         return None
 
 

@@ -87,6 +87,10 @@ class OpenidConnectRuntime(BasePluginRuntime):
         self.audience = config.audience or config.client_id
         self.realm = f'Bearer realm="{config.realm}"'
         self._expectations: dict[tuple[str, str], Expectations] = {}
+        #: the bearer path's last metadata and its expectations (the same until a refetch)
+        self._bearer_expect: tuple[Metadata | None, Expectations | None] = (None, None)
+        self.set_access_token = config.set_access_token_header
+        self.set_userinfo = config.set_userinfo_header
         self.tokens = TokenCache()
         suffix = hashlib.sha256(f"{config.discovery}\x00{config.client_id}".encode()).hexdigest()
         self.session_cookie = "portico_oidc_" + suffix[:12]
@@ -115,7 +119,10 @@ class OpenidConnectRuntime(BasePluginRuntime):
         if cached is None:
             return self._bearer_waiting(ctx, token)
         metadata, keys = cached
-        expect = self._expect(metadata, self.audience)
+        seen, expect = self._bearer_expect
+        if metadata is not seen or expect is None:
+            expect = self._expect(metadata, self.audience)
+            self._bearer_expect = (metadata, expect)
         now = self.now()
         verified = self.tokens.get(token, expect, keys.generation, now)
         if verified is None:
@@ -166,11 +173,11 @@ class OpenidConnectRuntime(BasePluginRuntime):
     def _pass(self, ctx: RequestContext, access_token: str, userinfo: str) -> None:
         """``userinfo``: X-Userinfo's value (base64 of the claims' JSON)."""
         headers = ctx.upstream_headers
-        if self.config.set_access_token_header:
+        if self.set_access_token:
             headers["x-access-token"] = access_token
         else:
             ctx.remove_upstream_headers.add("x-access-token")
-        if self.config.set_userinfo_header:
+        if self.set_userinfo:
             headers["x-userinfo"] = userinfo
         else:
             ctx.remove_upstream_headers.add("x-userinfo")

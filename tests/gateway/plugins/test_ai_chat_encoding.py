@@ -1,0 +1,89 @@
+"""The AI plugins' JSON shortcuts give exactly what the json module gives: ai-prompt-template's
+body encoded around pre-encoded pieces is byte for byte ``replace_body``'s encoding, and the
+chat body is parsed (or refused) as ``json.loads`` parses (or refuses) it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from portico.gateway.plugins._ai_chat import _loads
+from portico.gateway.plugins.ai_prompt_template import CompiledTemplate, TemplateBody
+
+# quotes, backslashes, control characters, non-ASCII, surrogates: what JSON must escape or keep
+texts = st.text(
+    alphabet=st.characters(codec=None, categories=None) | st.sampled_from('"\\\n\t\x00\x7f/é€😀'),
+    max_size=30,
+).filter(lambda text: "{{" not in text)
+
+
+def reference(template: CompiledTemplate, contents: list[str], stream: bool | None) -> bytes:
+    """What ``replace_body`` sends for the filled template."""
+    filled: dict[str, Any] = {
+        "model": template.model,
+        "messages": [
+            {"role": role, "content": content}
+            for (role, _), content in zip(template.messages, contents, strict=True)
+        ],
+    }
+    if stream is not None:
+        filled["stream"] = stream
+    return json.dumps(filled, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def outcome(encode: Callable[[], bytes]) -> bytes | type[Exception]:
+    """The bytes, or the kind of error (a lone surrogate cannot be encoded as UTF-8)."""
+    try:
+        return encode()
+    except UnicodeEncodeError:
+        return UnicodeEncodeError
+
+
+@given(
+    model=texts.filter(bool),
+    literal=texts.filter(bool),
+    values=st.lists(texts, min_size=2, max_size=2),
+    stream=st.sampled_from([None, True, False]),
+)
+def test_the_template_body_is_what_json_dumps_writes(
+    model: str, literal: str, values: list[str], stream: bool | None
+) -> None:
+    body = TemplateBody.model_validate(
+        {
+            "model": model,
+            "messages": [
+                {"role": "system", "content": literal},
+                {"role": "user", "content": literal + "{{a}} and {{ b }}" + literal},
+            ],
+        }
+    )
+    template = CompiledTemplate(body)
+    contents = [text.fill({"a": values[0], "b": values[1]}) for _, text in template.messages]
+    assert outcome(lambda: template.encoded(contents, stream)) == outcome(
+        lambda: reference(template, contents, stream)
+    )
+
+
+@given(st.binary(max_size=40) | st.builds(lambda v: json.dumps(v).encode(), st.text()))
+def test_chat_bodies_parse_as_json_loads_parses_them(raw: bytes) -> None:
+    raw = raw or b"{}"
+    try:
+        expected: object = json.loads(raw)
+    except ValueError as error:
+        expected = type(error)
+    try:
+        got: object = _loads(raw)
+    except ValueError as error:
+        got = type(error)
+    assert got == expected or (got != got and expected != expected)  # NaN
+
+
+def test_chat_bodies_in_any_encoding_json_loads_accepts() -> None:
+    chat = {"messages": [{"role": "user", "content": "olá \ud800"}]}
+    text = json.dumps(chat, ensure_ascii=False)
+    for encoding in ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "utf-16", "utf-32"):
+        assert _loads(text.encode(encoding, "surrogatepass")) == chat
