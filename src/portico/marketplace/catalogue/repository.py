@@ -22,7 +22,7 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import defer
 
 from portico.core.pagination import ListQuery, Page, SortKey
-from portico.marketplace.node import counts, search
+from portico.marketplace.node import search
 from portico.marketplace.node.models import (
     Bundle,
     CatalogueNode,
@@ -104,7 +104,7 @@ class CatalogueRepository(NodeRepository):
     ) -> int:
         if self._sqlite and len(conditions) == 1:
             # the bundle's term alone: no filter, no audience
-            return await counts.sqlite_bundle_count(self.session, bundle.value)
+            return await self.sqlite_bundle_count(bundle)
         if self._sqlite and _only_unindexed(filters):
             # No index holds visibility: SQLite would read the rows through an index of the
             # bundle one by one, about four times slower than reading the table in order

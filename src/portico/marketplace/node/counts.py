@@ -6,20 +6,10 @@ nodes, as much as the rest of the request). A row per bundle, changed by the sam
 that adds, removes or re-bundles a node, answers it at once and is exact under concurrent
 writes (SQLite runs one writer at a time, and the triggers run in the writer's
 transaction). PostgreSQL counts through an index-only scan and has no such table.
+``NodeRepository.sqlite_bundle_count`` reads it.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Integer, String, column, select, table
-from sqlalchemy.ext.asyncio import AsyncSession
-
 #: SQLite: one row per bundle that has nodes
 COUNTS = "catalogue_bundle_counts"
-
-_counts = table(COUNTS, column("bundle", String()), column("nodes", Integer()))
-
-
-async def sqlite_bundle_count(session: AsyncSession, bundle: str) -> int:
-    """How many nodes ``bundle`` has (its stored value, e.g. ``"apis"``)."""
-    found = await session.scalar(select(_counts.c.nodes).where(_counts.c.bundle == bundle))
-    return int(found or 0)

@@ -7,11 +7,14 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import Integer, String, column, delete, insert, select, table
 from sqlalchemy.orm import InstrumentedAttribute
 
 from portico.core.db.repository import Repository
+from portico.marketplace.node.counts import COUNTS
 from portico.marketplace.node.models import Bundle, CatalogueNode, ProductApi
+
+_counts = table(COUNTS, column("bundle", String()), column("nodes", Integer()))
 
 
 def newest_for_node(
@@ -34,6 +37,14 @@ def newest_for_node(
 
 class NodeRepository(Repository[CatalogueNode]):
     model = CatalogueNode
+
+    async def sqlite_bundle_count(self, bundle: Bundle) -> int:
+        """SQLite: how many nodes ``bundle`` has, from the counts the triggers keep
+        (node/counts.py)."""
+        found = await self.session.scalar(
+            select(_counts.c.nodes).where(_counts.c.bundle == bundle.value)
+        )
+        return int(found or 0)
 
     async def in_bundle(self, bundle: Bundle, node_id: uuid.UUID) -> CatalogueNode | None:
         return await self.first(
