@@ -18,7 +18,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.orm import defer
 
 from portico.core.pagination import ListQuery, Page, SortKey
@@ -127,21 +127,8 @@ class CatalogueRepository(NodeRepository):
             .offset(0)
             .subquery()
         )
-        rows = (
-            await self.session.execute(
-                select(found.c.id, found.c.n)
-                .order_by(*ordering(query.sort, source=found.c))
-                .offset(query.offset)
-                .limit(query.size)
-            )
-        ).all()
-        if rows:
-            return [row[0] for row in rows], int(rows[0][1])
-        if query.offset == 0:
-            return [], 0
-        # past the last page: the count alone
-        counted = await self.session.scalar(select(func.count()).select_from(N).where(*conditions))
-        return [], int(counted or 0)
+        count = select(func.count()).select_from(N).where(*conditions)
+        return await self._counted_page(found, found.c.n, count, query)
 
     async def _keyed_page(
         self, conditions: list[ColumnElement[bool]], query: ListQuery
@@ -161,6 +148,15 @@ class CatalogueRepository(NodeRepository):
             .prefix_with("MATERIALIZED")
         )
         total = select(func.count()).select_from(found).scalar_subquery()
+        count = select(func.count()).select_from(found)
+        return await self._counted_page(found, total, count, query)
+
+    async def _counted_page(
+        self, found: Any, total: ColumnElement[Any], count: Select[Any], query: ListQuery
+    ) -> tuple[list[uuid.UUID], int]:
+        """The page of ``found`` (the matches with their order columns) in the query's
+        order, each row carrying ``total``; past the last page, ``count`` alone (a first
+        page without rows has nothing to count)."""
         rows = (
             await self.session.execute(
                 select(found.c.id, total)
@@ -171,7 +167,9 @@ class CatalogueRepository(NodeRepository):
         ).all()
         if rows:
             return [row[0] for row in rows], int(rows[0][1])
-        counted = await self.session.scalar(select(func.count()).select_from(found))
+        if query.offset == 0:
+            return [], 0
+        counted = await self.session.scalar(count)
         return [], int(counted or 0)
 
     async def _few_indexed(self, text: str) -> bool:
