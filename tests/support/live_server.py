@@ -24,7 +24,16 @@ def serving(app: Any, name: str, *, host: str = "127.0.0.1") -> Iterator[str]:
     listener = socket.create_server((host, 0))
     port = listener.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(app, loop="asyncio", log_config=None, access_log=False, lifespan="on")
+        uvicorn.Config(
+            app,
+            loop="asyncio",
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            # a test that leaves a response streaming (an endless body) must not hold the
+            # teardown for the whole join below: open connections are cut after 2 s
+            timeout_graceful_shutdown=2,
+        )
     )
     # off the main thread uvicorn leaves signals alone
     thread = threading.Thread(

@@ -4,6 +4,7 @@ loopback (the SSRF guard refuses it otherwise)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -86,6 +87,10 @@ async def _endless() -> AsyncIterator[bytes]:
     yield b'{"status": "fail", "padding": "'
     while True:
         yield b"x" * 65536
+        # uvicorn drops what is sent after the client went away without suspending the
+        # sender: without a pause this loop would hold the server's event loop for good
+        # (its shutdown waited out the fixture's whole join, and the thread kept a core busy)
+        await asyncio.sleep(0.001)
 
 
 @pytest.fixture
