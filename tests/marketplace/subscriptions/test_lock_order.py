@@ -11,6 +11,7 @@ whole database per transaction: PostgreSQL only.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 
 import httpx
@@ -34,6 +35,13 @@ from tests.marketplace.subscriptions.harness import (
 )
 from tests.support.waiting import eventually
 
+# decided at collection: under SQLite the fixtures (a second service, a developer, an API)
+# would cost seconds before a runtime skip
+pytestmark = pytest.mark.skipif(
+    os.environ.get("PORTICO_TEST_STORE") != "postgresql",
+    reason="row locks: PostgreSQL only (SQLite locks the whole database)",
+)
+
 
 async def _waiting_for_a_lock(database: Database) -> bool:
     async with database.session() as session:
@@ -47,7 +55,6 @@ async def _waiting_for_a_lock(database: Database) -> bool:
 
 
 async def test_a_grant_recorded_during_the_api_deletion_waits_for_it(
-    db_backend: str,
     client: httpx.AsyncClient,
     database: Database,
     clock: Clock,
@@ -57,8 +64,6 @@ async def test_a_grant_recorded_during_the_api_deletion_waits_for_it(
     manager: SiteAccount,
     developer: SiteAccount,
 ) -> None:
-    if db_backend != "postgresql":
-        pytest.skip("row locks: PostgreSQL only (SQLite locks the whole database)")
     app_id, _ = await developer_app(database, settings, developer.id)
     subscription_id = await request_subscription(database, developer.id, app_id, api_node)
     approved = await client.post(
