@@ -39,6 +39,9 @@ async def test_openapi_needs_a_token_and_the_baseline_permission(
 async def test_bad_tokens_are_401(
     client: httpx.AsyncClient, site: SiteFactory, site_admin: SiteAccount, clock: Clock
 ) -> None:
+    # verified once: the token's claims are kept (auth/keys.py), which must not vouch for
+    # a tampered copy of it, nor outlive its expiry
+    assert (await client.get(url("/openapi.json"), headers=site_admin.headers)).status_code == 200
     cases = {
         "Bearer": "malformed",
         "Basic abc": "malformed",

@@ -98,9 +98,18 @@ async def site_roles(session: AsyncSession, user: User) -> list[SiteRole]:
 
 
 async def caller_for(
-    request: Request, session: AsyncSession, user: User, *, via: str = "token"
+    request: Request,
+    session: AsyncSession,
+    user: User,
+    *,
+    via: str = "token",
+    assigned: list[str] | None = None,
 ) -> SiteCaller:
-    roles = await site_roles(session, user)
+    """The caller ``user`` is; ``assigned``: its site roles when already read with it."""
+    if assigned is None:
+        roles = await site_roles(session, user)
+    else:
+        roles = effective_roles(assigned, is_platform_admin=user.is_platform_admin)
     available: dict[str, Any] = request.app.state.permissions
     return SiteCaller(
         user=user,
@@ -128,10 +137,11 @@ async def authenticate(request: Request, session: SessionDep) -> SiteCaller:
         user_id = uuid.UUID(str(claims["sub"]))
     except ValueError:
         raise Unauthorized("invalid token") from None
-    user = await find_by_id(session, user_id)
-    if user is None or not user.can_sign_in:
+    found = await UserRepository(session).with_roles(user_id)
+    if found is None or not found[0].can_sign_in:
         raise Unauthorized("invalid token")
-    return await caller_for(request, session, user)
+    user, assigned = found
+    return await caller_for(request, session, user, assigned=assigned)
 
 
 async def _session_bypass(request: Request) -> uuid.UUID:
