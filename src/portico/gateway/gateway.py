@@ -30,7 +30,14 @@ from portico.gateway.environment_runtime import (
 from portico.gateway.hosts import HostTable
 from portico.gateway.http.body import EMPTY_BODY
 from portico.gateway.http.forwarding import FailureKind, answer_failure
-from portico.gateway.http.proxy import Outcome, ProxyResult, forward, forward_now
+from portico.gateway.http.proxy import (
+    SMALL_BODY,
+    Outcome,
+    ProxyResult,
+    forward,
+    forward_now,
+    node_address,
+)
 from portico.gateway.http.responder import TAKEN, Taken
 from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool
@@ -255,18 +262,35 @@ class Gateway:
         ctx: RequestContext,
         responder: Responder,
     ) -> Coroutine[Any, Any, None] | Taken | None:
-        """Forward by callbacks (``forward_now``) a request without a body that has an idle
-        pooled connection to its node; anything else in a coroutine (``_proxy``)."""
-        if ctx.direct is not None:
+        """Forward by callbacks (``forward_now``) a request without a body, or with a small
+        one already received, that has an idle pooled connection to its node; anything else
+        in a coroutine (``_proxy``)."""
+        request = ctx.request
+        body = request.body
+        payload: bytes | None = None
+        by_callbacks = body is EMPTY_BODY
+        if not by_callbacks:
+            # (most bodies come whole with their head: see http.connection)
+            payload = body.peek_complete()
+            by_callbacks = payload is not None and len(payload) <= SMALL_BODY
+        direct = ctx.direct
+        if direct is not None:
+            if by_callbacks:
+                conn = self.pool.take(direct.address, direct.port, direct.tls, direct.server_name)
+                if conn is not None:
+                    sent = DirectProxied(self, env, route, filters, loggers, ctx, responder)
+                    forwarding = direct_forwarding(ctx, direct, on_response_of(filters, ctx))
+                    address = node_address(direct.address, direct.port)
+                    forward_now(request, responder, conn, forwarding, address, sent, payload)
+                    return TAKEN
             return self._proxy_later(env, route, filters, loggers, ctx, responder, None)
         upstream = route.upstream
         if upstream is None:
             self._no_upstream(ctx, responder)
             self._log(env, ctx, loggers)
             return None
-        request = ctx.request
         first: Node | None = None
-        if request.body is EMPTY_BODY and not request.upgrade:
+        if by_callbacks and not request.upgrade:
             balancer = upstream.balancer
             first = balancer.pick(pick_context(ctx, upstream))
             if first is not None:
@@ -275,7 +299,9 @@ class Gateway:
                 if conn is not None:
                     proxied = Proxied(self, env, route, first, filters, loggers, ctx, responder)
                     forwarding = forwarding_of(ctx, upstream, on_response_of(filters, ctx))
-                    forward_now(request, responder, conn, forwarding, first.address, proxied)
+                    forward_now(
+                        request, responder, conn, forwarding, first.address, proxied, payload
+                    )
                     return TAKEN
         return self._proxy_later(env, route, filters, loggers, ctx, responder, first)
 
@@ -402,6 +428,42 @@ class Proxied(Outcome):
             self._ctx,
             self._responder,
             self._node,
+        )
+
+
+class DirectProxied(Outcome):
+    """A request a plugin sent elsewhere (``ctx.direct``) forwarded by callbacks: its outcome
+    noted and logged as ``_proxy_direct`` and ``_proxy_later`` would."""
+
+    __slots__ = ("_ctx", "_env", "_filters", "_gateway", "_loggers", "_responder", "_route")
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        env: EnvironmentRuntime,
+        route: RouteRuntime,
+        filters: ResponsePhase,
+        loggers: list[PluginRuntime],
+        ctx: RequestContext,
+        responder: Responder,
+    ) -> None:
+        self._gateway = gateway
+        self._env = env
+        self._route = route
+        self._filters = filters
+        self._loggers = loggers
+        self._ctx = ctx
+        self._responder = responder
+
+    def done(self, result: ProxyResult) -> None:
+        ctx = self._ctx
+        note_result(ctx, self._responder, result)
+        self._gateway._log(self._env, ctx, self._loggers)
+
+    def again(self) -> Coroutine[Any, Any, None]:
+        """Forward in a coroutine after all (a stale connection)."""
+        return self._gateway._proxy_later(
+            self._env, self._route, self._filters, self._loggers, self._ctx, self._responder, None
         )
 
 

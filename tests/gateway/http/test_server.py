@@ -5,11 +5,20 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 import httpx
+import pytest
 
-from portico.gateway.http import TAKEN, Limits, Request, RequestBody, Responder, Taken
+from portico.gateway.http import (
+    TAKEN,
+    Handler,
+    Limits,
+    Request,
+    RequestBody,
+    Responder,
+    Taken,
+)
 from portico.gateway.http.body import HIGH_WATER
 from tests.support.waiting import eventually
 
@@ -557,3 +566,73 @@ async def test_a_taken_request_that_never_answers_gets_a_500_when_finished(
     port = await http_server(silent)
     result = await raw_exchange(port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert result.status == 500 and result.closed
+
+
+def body_reader(seen: list[tuple[str, bool]]) -> Handler:
+    """A handler that answers at once with the body when it is complete as the handler starts
+    (recording that), else reads it in a coroutine first."""
+
+    def handler(request: Request, responder: Responder) -> Awaitable[None] | None:
+        whole = request.body.peek_complete()
+        seen.append((request.path, whole is not None))
+        if whole is not None:
+            responder.send(200, [], whole)
+            return None
+
+        async def later() -> None:
+            responder.send(200, [], await request.body.read())
+
+        return later()
+
+    return handler
+
+
+async def test_a_body_that_came_with_its_head_is_complete_when_the_handler_starts(
+    http_server: ServerFactory,
+) -> None:
+    seen: list[tuple[str, bool]] = []
+    port = await http_server(body_reader(seen))
+    result = await raw_exchange(
+        port,
+        b"POST /length HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+        b"POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+        b"POST /last HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+    )
+    assert bodies(result.data) == [b"hello", b"abcde", b"ok"] and result.closed
+    assert seen == [("/length", True), ("/chunked", True), ("/last", True)]
+
+
+@pytest.mark.parametrize(
+    "head",
+    [b"Content-Length: 10\r\n", b"Transfer-Encoding: chunked\r\n"],
+    ids=["content-length", "chunked"],
+)
+async def test_a_body_in_several_reads_is_read_as_it_comes(
+    http_server: ServerFactory, head: bytes
+) -> None:
+    seen: list[tuple[str, bool]] = []
+    port = await http_server(body_reader(seen))
+    chunked = head.startswith(b"Transfer")
+    first, rest = (
+        (b"5\r\n01234\r\n", b"5\r\n56789\r\n0\r\n\r\n") if chunked else (b"01234", b"56789")
+    )
+    request = b"POST /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + head + b"\r\n"
+    result = await raw_exchange(port, [request + first, rest], gap=0.05)
+    assert bodies(result.data) == [b"0123456789"]
+    assert seen == [("/slow", False)]
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.05], ids=["whole", "several-reads"])
+async def test_a_chunked_body_over_the_limit_is_a_413(
+    http_server: ServerFactory, gap: float
+) -> None:
+    async def reader(request: Request, responder: Responder) -> None:
+        responder.send(200, [], await request.body.read())
+
+    port = await http_server(reader, Limits(max_body_bytes=8))
+    head = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    result = await raw_exchange(
+        port, [head + b"5\r\n01234\r\n", b"5\r\n56789\r\n0\r\n\r\n"], gap=gap
+    )
+    assert result.status == 413 and result.closed

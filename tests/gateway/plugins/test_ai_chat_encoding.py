@@ -1,6 +1,7 @@
-"""The AI plugins' JSON shortcuts give exactly what the json module gives: ai-prompt-template's
-body encoded around pre-encoded pieces is byte for byte ``replace_body``'s encoding, and the
-chat body is parsed (or refused) as ``json.loads`` parses (or refuses) it."""
+"""The AI plugins' JSON shortcuts give exactly what the json module gives: ``replace_body``'s
+encoding is ``json.dumps``' (compact, not ASCII-only), ai-prompt-template's body encoded around
+pre-encoded pieces is byte for byte that encoding, and the chat body is parsed (or refused) as
+``json.loads`` parses (or refuses) it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from portico.gateway.plugins._ai_chat import _loads
+from portico.gateway.plugins._ai_chat import _encode, _loads
 from portico.gateway.plugins.ai_prompt_template import CompiledTemplate, TemplateBody
 
 # quotes, backslashes, control characters, non-ASCII, surrogates: what JSON must escape or keep
@@ -87,3 +88,47 @@ def test_chat_bodies_in_any_encoding_json_loads_accepts() -> None:
     text = json.dumps(chat, ensure_ascii=False)
     for encoding in ("utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "utf-16", "utf-32"):
         assert _loads(text.encode(encoding, "surrogatepass")) == chat
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | texts,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(texts, json_values, max_size=5))
+def test_the_chat_body_is_encoded_as_json_dumps_encodes_it(chat: dict[str, Any]) -> None:
+    assert _encode(chat) == json.dumps(chat, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_what_json_cannot_encode_is_refused_as_json_dumps_refuses_it() -> None:
+    for value in ({"a": object()}, {"a": b"bytes"}, {(1, 2): 1}):
+        try:
+            json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except TypeError as error:
+            expected = str(error)
+        try:
+            _encode(value)  # type: ignore[arg-type]
+        except TypeError as error:
+            got = str(error)
+        assert got == expected
+
+
+@given(
+    st.dictionaries(texts, json_values, max_size=4),
+    st.sampled_from(["", " ", "\n\t ", "x", "}", " 1", "{}", "\x00", ",", "\u2028"]),
+)
+def test_object_bodies_with_anything_after_them_parse_as_json_loads_parses_them(
+    chat: dict[str, Any], tail: str
+) -> None:
+    raw = (json.dumps(chat, ensure_ascii=False) + tail).encode("utf-8", "surrogatepass")
+    try:
+        expected: object = json.loads(raw)
+    except ValueError as error:
+        expected = (type(error), str(error))
+    try:
+        got: object = _loads(raw)
+    except ValueError as error:
+        got = (type(error), str(error))
+    assert repr(got) == repr(expected)  # (NaN is not equal to itself; its repr is)

@@ -1,17 +1,18 @@
-"""Forwarding by callbacks: what production runs for a request without a body that finds an
-idle pooled connection to its node (``forward_now``).
+"""Forwarding by callbacks: what production runs for a request that finds an idle pooled
+connection to its node and has no body, or a small one already received (``forward_now``).
 
-The request head is written now and the answer handled by the connection's callbacks, no
-task (resuming a coroutine for each step cost more than the rest of a small request). An
-answer that streams or upgrades continues in a coroutine; a connection the node had closed
-while idle (stale) sends the request again in one (``Outcome.again``). Failures are answered
+The request is written now and the answer handled by the connection's callbacks, no task
+(resuming a coroutine for each step cost more than the rest of a small request). An answer
+that streams or upgrades continues in a coroutine; a connection the node had closed while idle
+(stale) sends the request again in one (``Outcome.again``) when it may be sent again
+(``upstream.replayable``; a POST is not: 502, as on the coroutine path). Failures are answered
 by the table of ``forwarding``, as on the coroutine path (``proxy.forward``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, Final
 
 from .errors import StaleConnection
 from .forwarding import (
@@ -27,9 +28,13 @@ from .forwarding import (
 from .relaying import relay_answer, relay_complete, tunnel_answer
 from .request import Request
 from .responder import Responder
-from .upstream import UpstreamResponse, response_of
+from .upstream import UpstreamResponse, replayable, response_of
 from .upstream_conn import Connection
 from .upstream_contract import Listener
+
+#: the largest request body sent by callbacks, with its head: one the socket takes at once (a
+#: larger one is written in a coroutine, which waits for the socket under the send timeout)
+SMALL_BODY: Final = 64 * 1024
 
 
 class Outcome:
@@ -50,11 +55,19 @@ class Outcome:
 
 
 class Exchange(Listener):
-    """One request without a body on an idle pooled connection, driven by callbacks (see
-    ``forward_now``). ``outcome`` gets the result; the handler is then finished
-    (``finish``)."""
+    """One request on an idle pooled connection, driven by callbacks (see ``forward_now``).
+    ``outcome`` gets the result; the handler is then finished (``finish``)."""
 
-    __slots__ = ("_conn", "_forwarding", "_outcome", "_request", "_responder", "addr", "started")
+    __slots__ = (
+        "_conn",
+        "_forwarding",
+        "_outcome",
+        "_replayable",
+        "_request",
+        "_responder",
+        "addr",
+        "started",
+    )
 
     def __init__(
         self,
@@ -64,6 +77,7 @@ class Exchange(Listener):
         addr: str,
         forwarding: Forwarding,
         outcome: Outcome,
+        replayable: bool,
     ) -> None:
         self._request = request
         self._responder = responder
@@ -71,6 +85,7 @@ class Exchange(Listener):
         self.addr = addr
         self._forwarding = forwarding
         self._outcome = outcome
+        self._replayable = replayable  # sent again if the connection turns out stale
         self.started = responder.loop.time()
 
     def on_upstream(self) -> None:
@@ -80,9 +95,9 @@ class Exchange(Listener):
         responder.on_disconnect(None)
         if not conn.head_done:
             failure = conn.failure()
-            if isinstance(failure, StaleConnection):
+            if isinstance(failure, StaleConnection) and self._replayable:
                 # The node had closed the idle connection: the request goes again, as
-                # ``UpstreamPool.request`` replays it (a request without a body may be).
+                # ``UpstreamPool.request`` replays it.
                 responder.defer(self._outcome.again())
                 return
             kind = upstream_failure(failure)
@@ -116,11 +131,9 @@ class Exchange(Listener):
         self._end(ANSWERS[kind].status, "client disconnected", ANSWERS[kind].blame)
 
     def _end(self, status: int, error: str, blame: str) -> None:
-        self._conclude(
-            ProxyResult(
-                status, self.addr, self._responder.loop.time() - self.started, 0, 0, error, blame
-            )
-        )
+        elapsed = self._responder.loop.time() - self.started
+        sent = self._request.body.received
+        self._conclude(ProxyResult(status, self.addr, elapsed, sent, 0, error, blame))
 
     def _conclude(self, result: ProxyResult) -> None:
         """Hand the result over, then finish the request (failed, if handing it over did)."""
@@ -161,12 +174,18 @@ def forward_now(
     forwarding: Forwarding,
     addr: str,
     outcome: Outcome,
+    body: bytes | None = None,
 ) -> None:
-    """``proxy.forward`` for a request without a body, on ``conn`` (idle, claimed from the
-    pool, to the node ``addr``), without a task: the request is written now and the answer
-    handled by the connection's callbacks; ``outcome`` hears how it went (see ``Outcome``)."""
-    exchange = Exchange(request, responder, conn, addr, forwarding, outcome)
-    head = request_head(request, forwarding, framing(None, request.content_length))
+    """``proxy.forward`` for a request without a body, or with its whole ``body`` already
+    received (at most ``SMALL_BODY``, left in ``request.body`` for a replay), on ``conn``
+    (idle, claimed from the pool, to the node ``addr``), without a task: the request is
+    written now and the answer handled by the connection's callbacks; ``outcome`` hears how
+    it went (see ``Outcome``)."""
+    method = request.method
+    # (a request without a body was always sent again on a fresh connection: it still is)
+    again = body is None or replayable(method, body)
+    exchange = Exchange(request, responder, conn, addr, forwarding, outcome, again)
+    head = request_head(request, forwarding, framing(body, request.content_length))
     # (the exchange's start is the read timeout's: one clock reading for both)
-    conn.send(request.method, head, exchange.started + forwarding.timeouts.read, exchange)
+    conn.send(method, head, exchange.started + forwarding.timeouts.read, exchange, body)
     responder.on_disconnect(exchange.client_left)

@@ -4,11 +4,14 @@ llhttp parser.
 One ``HttpProtocol`` per connection parses requests and hands each one, as soon as its head is
 in, to the request cycle of its base class (``request_cycle.RequestCycle``: the handler called
 once per request, one request at a time, at once, from callbacks or in the connection's one
-task). Pipelined requests wait their turn with reading paused, and a handler that leaves its
-body unread gets it discarded so the connection can go on. Refused heads (smuggling shapes,
-limits, slow heads; see ``request.RequestHead.build``) are answered with a JSON error and the
-connection is closed. What is written to the client (held writes, back-pressure) is
-``client_writes.ClientWrites``', the base of both.
+task). A request with a body is handed over once the read that brought its head has been
+parsed (or its body ended, if sooner): most bodies come whole with their head, and a handler
+that finds its body complete goes on without waiting for it. Pipelined requests wait their
+turn with reading paused, and a handler that leaves its body unread gets it discarded so the
+connection can go on. Refused heads (smuggling shapes, limits, slow heads; see
+``request.RequestHead.build``) are answered with a JSON error and the connection is closed.
+What is written to the client (held writes, back-pressure) is ``client_writes.ClientWrites``',
+the base of both.
 
 Timers: one lazily re-armed ``Deadline`` per connection covers the head (``header_timeout``),
 the idle keep-alive wait and discarding an unread body; body and send waits arm their own.
@@ -62,6 +65,7 @@ class _Callbacks:
 
 class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see server.serve)
     __slots__ = (
+        "_body_awaited",
         "_deferred",
         "_discarding",
         "_head",
@@ -95,6 +99,9 @@ class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see ser
         self.halted = False  # parse nothing more; close once the current response is out
         self._pipeline: deque[tuple[Request, Responder]] | None = None
         self._parsing_body: RequestBody | None = None
+        # the request being started has a body: it begins once the read that brought its
+        # head is parsed, or its body is complete (see on_headers_complete)
+        self._body_awaited = False
         self._discarding = False
         self._lingering = False
         self._deferred: HeadError | None = None
@@ -131,10 +138,14 @@ class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see ser
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
             self._upgrade_buf = bytearray(data[upgrade.args[0] :])
+            self._begin_awaited()  # (none: an upgrade request has no body, and comes last)
             return
         except httptools.HttpParserError as error:
+            self._begin_awaited()  # (its handler hears of the failure from its body)
             self._parse_failed(error)
             return
+        if self._body_awaited:
+            self._begin_awaited()  # the rest of its body is still to come: it streams
         limits = self.limits
         if head.open:
             # httptools buffers a header until its end: bound what a never-ending head costs.
@@ -219,7 +230,15 @@ class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see ser
             self._parsing_body = body
             self._tail_bytes = 0
         if self._active is None:
-            self._start(request, responder)
+            if body is EMPTY_BODY:
+                self._start(request, responder)
+            else:
+                # Begun once the body is in (on_message_complete) or this read is parsed
+                # (data_received), whichever is first: a body that came with its head is
+                # then complete when the handler runs, which need not wait for it.
+                self._active = responder
+                self._request = request
+                self._body_awaited = True
         else:
             if self._pipeline is None:
                 self._pipeline = deque()
@@ -244,9 +263,20 @@ class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see ser
         if body is not None:
             self._parsing_body = None
             body.feed_eof()
-            if self._discarding:
+            if self._body_awaited:
+                self._begin_awaited()
+            elif self._discarding:
                 self._discarding = False
                 self._next()
+
+    def _begin_awaited(self) -> None:
+        """Begin the request whose start waited for its body (see on_headers_complete)."""
+        if self._body_awaited:
+            self._body_awaited = False
+            active = self._active
+            request = self._request
+            if active is not None and request is not None:
+                self._start(request, active)
 
     # -- after a request (see request_cycle) ---------------------------------------------
 

@@ -7,9 +7,9 @@ its own Python code per request (measured: the nginx backend was woken once per 
 requests; with the writes of an iteration made together, once per twenty). Envoy and Netty's
 flush consolidation do the same.
 
-Only complete answers and bodiless upstream requests are held (nothing waits on them being
-written); a writer keeps its order by flushing what it holds before any direct write, close or
-end of stream.
+Only complete answers and upstream requests without a body or with a small one already
+received are held (nothing waits on them being written); a writer keeps its order by flushing
+what it holds before any direct write, close or end of stream.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ proxy step for its users.
 
 What the upstream receives and how each failure is answered are decided by ``forwarding``
 (its table and its request head), for this path and for ``callback_forward.forward_now``, the
-same exchange for a request without a body on an idle pooled connection, driven by the
-connections' callbacks instead of a task. The answer is relayed by ``relaying``.
+same exchange for a request without a body (or with a small one already received) on an idle
+pooled connection, driven by the connections' callbacks instead of a task. The answer is
+relayed by ``relaying``.
 
 Connect failures are retried on the next target (``Forwarding.retries`` times); nothing else
 is retried (a request may have reached the node). A failure after the response has started
@@ -20,7 +21,7 @@ import asyncio
 from collections.abc import AsyncIterable, Callable
 from typing import NamedTuple, Protocol
 
-from .callback_forward import Outcome, forward_now
+from .callback_forward import SMALL_BODY, Outcome, forward_now
 from .errors import ClientError, ConnectFailed, UpstreamError
 from .forwarding import (
     ANSWERS,
@@ -48,6 +49,7 @@ from .server import Request
 from .upstream import UpstreamPool, UpstreamResponse
 
 __all__ = [
+    "SMALL_BODY",
     "AddedHeaders",
     "BodyTransform",
     "Endpoint",

@@ -315,9 +315,12 @@ class UpstreamPool(Pool):
             raise UpstreamReset(str(exc)) from None
         return response_of(conn, timeouts.read)
 
-    def take(self, host: str, port: int, tls: bool = False) -> Connection | None:
-        """An idle pooled connection to ``host:port``, claimed, or None."""
-        return self._take((host, port, tls, None))
+    def take(
+        self, host: str, port: int, tls: bool = False, server_name: str | None = None
+    ) -> Connection | None:
+        """An idle pooled connection to ``host:port`` (with TLS: to ``server_name``, as
+        ``request``'s ``server_hostname``), claimed, or None."""
+        return self._take((host, port, tls, server_name if tls else None))
 
     def _take(self, key: _Key) -> Connection | None:
         idle = self._idle.get(key)

@@ -5,10 +5,10 @@ The connection's single ``Deadline`` is the read timeout while a response is awa
 timeout while a request body waits for the socket to drain, and the idle timeout in the pool.
 
 An exchange is driven either by a coroutine (``upstream_exchange.exchange``, then ``wait``)
-or, for a request without a body, by callbacks: ``send`` writes the request and the
-``Listener`` is called once, when the response head is in (with whatever of the body came with
-it) or the exchange failed. The answer's headers are kept as their wire lines
-(``response_lines``).
+or, for a request without a body or with a small one already received, by callbacks: ``send``
+writes the request and the ``Listener`` is called once, when the response head is in (with
+whatever of the body came with it) or the exchange failed. The answer's headers are kept as
+their wire lines (``response_lines``).
 
 The connection sees its pool (``upstream.UpstreamPool``, which imports this module) as a
 :class:`Pool`.
@@ -81,6 +81,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         "_head_only",
         "_head_size",
         "_held",
+        "_held_body",
         "_informational",
         "_parser",
         "_phase",
@@ -132,6 +133,7 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         self._waiter: asyncio.Future[None] | None = None
         self.listener: Listener | None = None
         self._held: bytes | None = None  # a request head written at the end of this iteration
+        self._held_body: bytes | None = None  # and the small body that goes with it
         self._feeding = False
         self._reading_paused = False
         self._phase = _BUSY
@@ -322,13 +324,22 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
 
     # -- the exchange --------------------------------------------------------------------
 
-    def send(self, method: str, head: bytes, read_deadline: float, listener: Listener) -> None:
-        """Send a request without a body, its ``head`` rendered whole by the caller (request
-        line to empty line); ``listener`` hears of the answer (see the module docstring). The
-        answer is due by ``read_deadline`` (loop time: the read timeout runs from now, a
-        request head this small is not held back by the socket)."""
+    def send(
+        self,
+        method: str,
+        head: bytes,
+        read_deadline: float,
+        listener: Listener,
+        body: bytes | None = None,
+    ) -> None:
+        """Send a request, its ``head`` rendered whole by the caller (request line to empty
+        line) and its ``body`` if it has a small one (``callback_forward.SMALL_BODY``);
+        ``listener`` hears of the answer (see the module docstring). The answer is due by
+        ``read_deadline`` (loop time: the read timeout runs from now, a request this small is
+        not held back by the socket)."""
         self.begin(method)
         self._held = head
+        self._held_body = body
         self.pool.held_writes.add(self, self.loop)  # (see held_writes)
         self.body_sent = True
         self.listener = listener
@@ -346,8 +357,14 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
         held = self._held
         if held is not None:
             self._held = None
-            if not self.closed:
-                self.transport.write(held)
+            body = self._held_body
+            if body is None:
+                if not self.closed:
+                    self.transport.write(held)
+            else:
+                self._held_body = None
+                if not self.closed:
+                    self.transport.writelines((held, body))
 
     def take(self) -> bytes:
         chunks = self._chunks
@@ -462,14 +479,15 @@ class Connection(Holder):  # an asyncio.Protocol by its methods (see UpstreamPoo
 
     def close(self) -> None:
         if not self.closed:
-            self._held = None  # (only held while a response is awaited: nobody waits now)
+            # (only held while a response is awaited: nobody waits now)
+            self._held = self._held_body = None
             self.closed = True
             self.timer.cancel()
             self.transport.close()
 
     def abort(self) -> None:
         if not self.closed:
-            self._held = None
+            self._held = self._held_body = None
             self.closed = True
             self.timer.cancel()
             self.transport.abort()

@@ -5,6 +5,8 @@ when a plugin changed it (ai-prompt-template fills it, ai-proxy sets the model).
 from __future__ import annotations
 
 import json
+from _json import make_encoder
+from collections.abc import Callable
 from typing import Any, Final
 
 from portico.gateway.context import Reply, RequestContext
@@ -18,8 +20,31 @@ WANTS_USAGE: Final = "ai.wants_usage"
 
 # made once: ``json.dumps`` with options builds an encoder per call, and ``json.loads`` of
 # bytes first sniffs their encoding (a few microseconds a request between them)
-_DECODE: Final = json.JSONDecoder().decode
-_ENCODE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_DECODER: Final = json.JSONDecoder()
+_DECODE: Final = _DECODER.decode
+#: the decoder's own C scanner, called without ``decode``'s two whitespace matches around it
+#: (measured: 1.5 us instead of 2.2 for a chat body of 190 bytes)
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
+#: the C encoder ``JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode`` makes anew
+#: on each call, made once (measured: 1.9 us instead of 3.8 for the same body); without its
+#: check for circular references: a chat body is parsed JSON and the strings and dicts plugins
+#: put in, a tree
+_ENCODER: Final = make_encoder(
+    None,
+    json.JSONEncoder().default,
+    json.encoder.encode_basestring,
+    None,
+    ":",
+    ",",
+    False,
+    False,
+    True,
+)
+
+
+def _encode(chat: dict[str, Any]) -> str:
+    """``json.dumps(chat, ensure_ascii=False, separators=(",", ":"))``."""
+    return "".join(_ENCODER(chat, 0))
 
 
 def chat_now(ctx: RequestContext) -> dict[str, Any] | Reply | None:
@@ -66,14 +91,21 @@ def _loads(raw: bytes) -> Any:
     ``json.loads``' own detection, so every body parses as it always did (surrogates
     included: ``json.loads`` decodes with ``surrogatepass`` too)."""
     if raw[0] == 0x7B and raw[1:2] != b"\x00":
-        return _DECODE(raw.decode("utf-8", "surrogatepass"))
+        text = raw.decode("utf-8", "surrogatepass")
+        try:
+            found, end = _SCAN(text, 0)
+        except StopIteration:
+            end = -1
+        if end == len(text):
+            return found
+        return _DECODE(text)  # something after the object: decode says what (or skips blanks)
     return json.loads(raw)
 
 
 def replace_body(ctx: RequestContext, chat: dict[str, Any]) -> None:
     """Send ``chat`` upstream instead of the body the client sent (JSON-encoded here, so any
     value a plugin put in is escaped correctly)."""
-    set_body(ctx, chat, _ENCODE(chat).encode())
+    set_body(ctx, chat, _encode(chat).encode())
 
 
 def set_body(ctx: RequestContext, chat: dict[str, Any], data: bytes) -> None:
