@@ -6,7 +6,9 @@ backend. A case starts the real servers its plugin talks to (a directory, a poli
 collector...) and names the plugins attached to every route, the request wrk sends and the
 target ratio (the issue: loggers and trace-export >= 0.9, authentication plugins with their
 cache warm >= 0.8). The baseline and the case take turns, round after round, so a slow moment
-of the machine hits both; medians are printed, never asserted.
+of the machine hits both; medians are printed, never asserted. A logger's line ends with what
+was delivered: the drops the gateway counted in /metrics once the last batch went out (0
+when every batch was taken), and what the sink counted when it can tell.
 
     .venv/bin/python bench/bench_plugins.py [--only NAME] [--rounds 3] [--seconds 5]
 """
@@ -23,6 +25,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -56,6 +60,10 @@ class Setup:
     upstream_port: int | None = None
     #: CIDRs the plugins may call (their servers listen on loopback)
     egress_allow: tuple[str, ...] = ("127.0.0.0/8",)
+    #: a logger's case: after the rounds, wait for the last batch to go out, then report the
+    #: drops the gateway counted (/metrics) and what ``delivered`` says the sink took
+    logs: bool = False
+    delivered: Callable[[], str] | None = None
 
 
 @dataclass
@@ -71,6 +79,7 @@ class Target:
     name: str
     port: int
     setup: Setup
+    status_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     rates: list[float] = field(default_factory=list)
     p99s: list[float] = field(default_factory=list)
@@ -117,6 +126,8 @@ def start_gateway(target: Target, backend_port: int) -> subprocess.Popen[bytes]:
         str(setup.upstream_port or backend_port),
         "--attach",
         json.dumps(setup.attach),
+        "--status-port",
+        str(target.status_port),
     ]
     for cidr in setup.egress_allow:
         args += ["--egress-allow", cidr]
@@ -176,6 +187,7 @@ def measure(case: Case, work: Path, backend_port: int, rounds: int, seconds: int
                     rate, p99 = run_wrk(target, work, seconds)
                     target.rates.append(rate)
                     target.p99s.append(p99)
+            delivery = delivery_report(plugged) if setup.logs else ""
         finally:
             for target in targets:
                 if target.process is not None:
@@ -186,8 +198,29 @@ def measure(case: Case, work: Path, backend_port: int, rounds: int, seconds: int
     verdict = "ok" if ratio >= case.goal else "BELOW"
     return (
         f"{case.name:<28}{base:>10.0f}{with_plugin:>10.0f}{ratio:>8.2f}  >= {case.goal:<5}"
-        f"{verdict:>6}   p99 {statistics.median(plugged.p99s):.2f} ms"
+        f"{verdict:>6}   p99 {statistics.median(plugged.p99s):.2f} ms{delivery}"
     )
+
+
+#: seconds a logger's last batch may wait before it is sent (the loggers' inactive_timeout)
+LAST_BATCH = 6.0
+
+
+def delivery_report(target: Target) -> str:
+    """Whether a logger delivered what it logged: the drops the gateway counted (every
+    failed or refused send, every entry a full queue turned away) and what the sink says it
+    took, once the last batch went out."""
+    time.sleep(LAST_BATCH)
+    url = f"http://127.0.0.1:{target.status_port}/metrics"
+    with urllib.request.urlopen(url, timeout=5) as answer:
+        text = answer.read().decode()
+    dropped = sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("portico_log_entries_dropped_total{")
+    )
+    sink = target.setup.delivered() if target.setup.delivered is not None else ""
+    return f", dropped {dropped:.0f}" + (f", {sink}" if sink else "")
 
 
 def main() -> None:
@@ -217,6 +250,21 @@ def main() -> None:
 def no_servers(setup: Setup) -> Iterator[Setup]:
     """For a case whose plugin talks to no server of its own."""
     yield setup
+
+
+@contextlib.contextmanager
+def nginx_sink(work: Path, name: str, answer: str) -> Iterator[tuple[str, Setup]]:
+    """For a logger's case: an nginx answering every request with ``answer`` (its
+    ``location`` directives) and logging each one. Yields its URL and a ``Setup`` whose
+    ``delivered`` counts the batches it took (the case fills in ``attach``)."""
+    log = work / f"{name}.access"
+    with serving_nginx(work, name, f"access_log {log}; {answer}") as port:
+
+        def delivered() -> str:
+            posts = log.read_text().count('"POST ') if log.exists() else 0
+            return f"the sink took {posts} batches"
+
+        yield f"http://127.0.0.1:{port}", Setup(attach=[], logs=True, delivered=delivered)
 
 
 if __name__ == "__main__":

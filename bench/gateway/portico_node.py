@@ -17,6 +17,7 @@ from portico.gateway.gateway import Gateway
 from portico.gateway.http.server import serve
 from portico.gateway.node_options import GatewayOptions
 from portico.gateway.snapshot import content_hash
+from portico.gateway.status import status_handler
 from portico.gateway.telemetry.rollups import Batch, TelemetryRecorder
 from portico.runner import settle_heap, use_uvloop
 
@@ -125,6 +126,7 @@ async def main(
     plugins: str,
     attach: list[dict[str, Any]],
     egress_allow: tuple[str, ...],
+    status_port: int | None = None,
 ) -> None:
     gateway = Gateway(options=GatewayOptions(egress_allow=egress_allow))
     # every request folded into the telemetry rollups, as a deployed node does
@@ -133,6 +135,8 @@ async def main(
     telemetry.start()
     await gateway.apply(snapshot(routes, upstream_port, plugins, attach))
     server = await serve(gateway.handle, "127.0.0.1", port)
+    if status_port is not None:  # /metrics: bench_plugins.py reads the loggers' drops there
+        await serve(status_handler(gateway), "127.0.0.1", status_port)
     settle_heap()  # as `portico gateway` does once it is up
     print("ready", flush=True)
     async with server:
@@ -157,8 +161,19 @@ if __name__ == "__main__":
         default=[],
         help="CIDR the plugins may call (their servers run on loopback here); repeatable",
     )
+    parser.add_argument("--status-port", type=int, help="serve /metrics and /status there")
     args = parser.parse_args()
     use_uvloop()
     attach = json.loads(args.attach)
     allowed = tuple(args.egress_allow)
-    asyncio.run(main(args.port, args.routes, args.upstream_port, args.plugins, attach, allowed))
+    asyncio.run(
+        main(
+            args.port,
+            args.routes,
+            args.upstream_port,
+            args.plugins,
+            attach,
+            allowed,
+            args.status_port,
+        )
+    )

@@ -50,6 +50,8 @@ MODULES = (
     "portico.gateway.routing.client_address",
     "portico.gateway.routing.paths",
     "portico.gateway.routing.router",
+    "portico.gateway.telemetry.batch",
+    "portico.gateway.telemetry.log_entry",
     "portico.gateway.telemetry.rollups",
     "portico.gateway.plugins.key_auth.runtime",
     "portico.gateway.plugins.limit_count.runtime",

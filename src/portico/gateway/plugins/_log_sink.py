@@ -1,7 +1,8 @@
 """What the five loggers (http-logger, stream-logger, columnar-logger, aggregator-logger,
 search-logger) share at run time: the log phase, the entries, the batch and the HTTP send.
 
-The log phase costs a request only an append: :class:`LoggerRuntime` pushes a
+The log phase costs a request only an append: :class:`LoggerRuntime` (whose phases are
+``log_entry.LogPhases``, compiled with the data plane) pushes a
 :class:`~portico.gateway.telemetry.log_entry.Logged` (the context and the wall clock) into the
 logger's batch processor (``_batching.batch_processor``: one per configuration, shared across
 deploys). The entries are built when a batch is sent, by the processor's task
@@ -26,12 +27,6 @@ import httpx
 import orjson
 
 from portico.core.egress import BodyTooLarge, read_bounded
-from portico.gateway.context import (
-    Access,
-    BasePluginRuntime,
-    RequestContext,
-    ResponseHeaders,
-)
 from portico.gateway.egress import EgressGuard, EgressRefused
 from portico.gateway.outbound import guarded_request
 from portico.gateway.plugin_services import RuntimeServices
@@ -40,9 +35,8 @@ from portico.gateway.snapshot import SnapshotRoute
 from portico.gateway.telemetry.batch import BatchFailed
 from portico.gateway.telemetry.log_entry import (
     Logged,
+    LogPhases,
     Redaction,
-    capture_request_body,
-    capture_response,
     full_log,
     retained_bytes,
 )
@@ -140,11 +134,10 @@ def sender(builder: EntryBuilder, sink: Sink) -> Callable[[list[Logged]], Awaita
     return send
 
 
-class LoggerRuntime(BasePluginRuntime):
-    """A logger's runtime: captures what the entry needs in the access and header phases (the
-    bodies only if the logger logs them), and queues the request in the log phase (memory
-    only). The request is never affected by the sink: a failed send is retried, then
-    dropped and counted (``portico_log_entries_dropped_total``)."""
+class LoggerRuntime(LogPhases):
+    """A logger's runtime: its phases are ``log_entry.LogPhases``'s (compiled), its batch the
+    processor of its configuration. The request is never affected by the sink: a failed send
+    is retried, then dropped and counted (``portico_log_entries_dropped_total``)."""
 
     def __init__(
         self,
@@ -157,11 +150,8 @@ class LoggerRuntime(BasePluginRuntime):
         response_body: bool = False,
         close_grace: float = 5.0,
     ) -> None:
-        self.now = services.now
-        self.request_body = request_body
-        self.response_body = response_body
         builder = EntryBuilder(services.env_id, services.node_id, request_body, response_body)
-        self.batch = batch_processor(
+        batch = batch_processor(
             plugin,
             config,
             services,
@@ -171,24 +161,7 @@ class LoggerRuntime(BasePluginRuntime):
             weigh=retained_bytes if request_body or response_body else None,
             close_grace=close_grace,
         )
-
-    def access(self, ctx: RequestContext) -> Access:
-        # a plain method: an ``async def`` would make every request wait on a coroutine
-        # (Gateway.handle's slower path) for nothing when no body is logged
-        if self.request_body:
-            return capture_request_body(ctx)
-        return None
-
-    def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None:
-        capture_response(ctx, headers, self.response_body)
-
-    def observes_response(self) -> bool:
-        # without the body, the headers are all it keeps, and the entry can take them from
-        # ``ctx.response_head`` (``full_log``): the answer stays on the plain relay
-        return not self.response_body
-
-    def log(self, ctx: RequestContext) -> None:
-        self.batch.push(Logged(ctx, self.now()))
+        super().__init__(batch, services.now, request_body, response_body)
 
 
 class _UnverifiedClient:

@@ -75,6 +75,9 @@ class HttpLoggerRuntime(LoggerRuntime):
         )
 
 
+_BRACKETS = (b"[", b"]")
+
+
 def _sink(config: HttpLoggerConfig, poster: HttpPoster) -> Sink:
     """POST one batch: a JSON array, or one object per line (``new_line``)."""
     headers = {"content-type": "application/json"}
@@ -85,7 +88,9 @@ def _sink(config: HttpLoggerConfig, poster: HttpPoster) -> Sink:
 
     async def send(batch: Built) -> None:
         lines = batch.lines
-        body = b"[" + b",".join(lines) + b"]" if as_array else b"\n".join(lines)
+        # the array's brackets around the joined entries in one copy (``b"[" + ... + b"]"``
+        # copied the whole batch twice more)
+        body = b",".join(lines).join(_BRACKETS) if as_array else b"\n".join(lines)
         await poster.post(config.uri, body, headers, timeout)
 
     return send

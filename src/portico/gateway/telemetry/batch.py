@@ -27,16 +27,20 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Generic, Protocol, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 
+#: (a Final alias: see CONVENTIONS.md "Compiled modules")
+_monotonic: Final = time.monotonic
+
 logger = logging.getLogger("portico.gateway.batch")
 
+#: (not Final: read once per processor, and a test lowers it)
 MAX_PENDING_ENTRIES = 10_000
-MAX_PENDING_BYTES = 64 * 1024 * 1024
+MAX_PENDING_BYTES: Final = 64 * 1024 * 1024
 #: at most one warning per processor per this many seconds (a dead sink must not flood logs)
-WARN_INTERVAL = 60.0
+WARN_INTERVAL: Final = 60.0
 
 
 class BatchSettings(Protocol):
@@ -117,7 +121,7 @@ class BatchProcessor(Generic[T]):
                 self._kick()
             self._drop(1, "too many entries waiting for the sink")
             return
-        now = time.monotonic()
+        now = _monotonic()
         opened = not self._batch
         if opened:
             self._first = now
@@ -155,7 +159,7 @@ class BatchProcessor(Generic[T]):
                 continue
             if self._batch:
                 delay = min(self._last + self._inactive, self._first + self._buffer)
-                delay -= time.monotonic()
+                delay -= _monotonic()
                 if delay <= 0 or self._closed:
                     self._seal()
                     continue
@@ -179,8 +183,8 @@ class BatchProcessor(Generic[T]):
                 raise
             except BatchFailed as error:
                 reason = str(error)
-            except Exception as error:  # a transport error; its text may hold the sink's URL
-                reason = type(error).__name__
+            except Exception as failure:  # a transport error; its text may hold the sink's URL
+                reason = type(failure).__name__
             else:
                 self._settle(len(entries), size)
                 self.sent += len(entries)
@@ -200,7 +204,7 @@ class BatchProcessor(Generic[T]):
         if self._dropped is not None:
             self._dropped(count)
         self._unwarned += count
-        now = time.monotonic()
+        now = _monotonic()
         if now - self._warned_at >= WARN_INTERVAL:
             logger.warning("%s: dropped %d log entries: %s", self.name, self._unwarned, reason)
             self._warned_at, self._unwarned = now, 0
