@@ -273,6 +273,32 @@ async def test_unsupported_expectation_is_417(http_server: ServerFactory) -> Non
     assert result.status == 417 and result.closed
 
 
+def test_refusals_keep_their_status_in_a_thread_handling_an_exception() -> None:
+    """A server whose loop runs inside an ``except`` block (an embedding application's error
+    path, or a test runner's) still answers 417, 413 and 431: Python gives the parser's error
+    the exception being handled as its context, in place of the callback's refusal."""
+    from portico.gateway.http.server import serve, shutdown
+
+    async def scenario() -> list[int]:
+        server = await serve(echo_body, "127.0.0.1", 0, limits=Limits(max_body_bytes=1024))
+        port = server.sockets[0].getsockname()[1]
+        heads = [
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nExpect: magic\r\n\r\nx",
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4096\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * 200 + b"\r\n",
+        ]
+        try:
+            return [(await raw_exchange(port, head)).status for head in heads]
+        finally:
+            await shutdown(server, grace=0.5)
+
+    try:
+        raise ConnectionError("an error being handled when the server runs")
+    except ConnectionError:
+        statuses = asyncio.run(scenario())
+    assert statuses == [417, 413, 431]
+
+
 async def test_unread_body_is_discarded_and_connection_reused(http_server: ServerFactory) -> None:
     port = await http_server(hello)
     reader, writer = await asyncio.open_connection("127.0.0.1", port)

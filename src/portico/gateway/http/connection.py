@@ -211,13 +211,16 @@ class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see ser
             version = "1.1"
         else:
             version = parser.get_http_version()
-        request, http10 = head.build(
-            self,
-            parser.get_method(),
-            version,
-            head.upgrade_offered and parser.should_upgrade(),
-            keep_alive and not self.must_close,
-        )
+        try:
+            request, http10 = head.build(
+                self,
+                parser.get_method(),
+                version,
+                head.upgrade_offered and parser.should_upgrade(),
+                keep_alive and not self.must_close,
+            )
+        except HeadError as refused:
+            raise head.refuse(refused) from None
         responder = Responder(
             self,
             request,
@@ -251,7 +254,8 @@ class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see ser
             return
         if body.received + len(data) > self.limits.max_body_bytes:
             body.fail(PayloadTooLarge("request body too large"))
-            raise HeadError(413)  # stops the parser; _parse_failed sees the body's own error
+            # stops the parser; _parse_failed sees the body's own error
+            raise self._head.refuse(HeadError(413))
         body.feed(data)
         if self._discarding:
             body.discard()
@@ -323,9 +327,11 @@ class HttpProtocol(RequestCycle):  # an asyncio.Protocol by its methods (see ser
     # -- errors and timers ---------------------------------------------------------------
 
     def _parse_failed(self, exc: httptools.HttpParserError) -> None:
-        refused = exc.__context__
+        # what a callback refused (not exc.__context__: see RequestHead.refused)
+        refused = self._head.refused
+        self._head.refused = None
         body = self._parsing_body
-        if isinstance(refused, HeadError) and (body is None or refused.status != 413):
+        if refused is not None and (body is None or refused.status != 413):
             self._head_error(refused)
         elif body is None:
             self._head_error(HeadError(400))

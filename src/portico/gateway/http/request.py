@@ -110,7 +110,12 @@ _SPECIAL: Final = frozenset(
 
 class RequestHead:
     """Accumulates one request head (one instance per connection, reused). ``on_url`` and
-    ``on_header`` are handed to the parser directly."""
+    ``on_header`` are handed to the parser directly.
+
+    ``refused`` is the ``HeadError`` a parser callback raised, kept for the protocol: the
+    parser's own error reaches it in its stead, and the ``__context__`` httptools gives that
+    error is overwritten by Python with whatever exception the thread is handling when it
+    is raised (a server run from an ``except`` block answered 400 for every 413 and 417)."""
 
     __slots__ = (
         "_connection",
@@ -123,6 +128,7 @@ class RequestHead:
         "_te",
         "headers",
         "open",
+        "refused",
         "size",
         "upgrade_offered",
         "url",
@@ -131,7 +137,13 @@ class RequestHead:
     def __init__(self, max_headers: int) -> None:
         self._max_headers = max_headers
         self.open = False  # between on_message_begin and on_headers_complete
+        self.refused: HeadError | None = None
         self.reset()
+
+    def refuse(self, error: HeadError) -> HeadError:
+        """``error``, kept as ``refused``: raise what it returns from a parser callback."""
+        self.refused = error
+        return error
 
     def reset(self) -> None:
         self.url: bytes | None = None
@@ -168,7 +180,7 @@ class RequestHead:
                 self._content_length = text
             elif key == "transfer-encoding":
                 if self._te is not None:
-                    raise HeadError(400)
+                    raise self.refuse(HeadError(400))
                 self._te = text
             elif key == "host":
                 self._host_count += 1
@@ -184,7 +196,7 @@ class RequestHead:
             else:
                 self._expect = text
         if len(headers) > self._max_headers:
-            raise HeadError(431)
+            raise self.refuse(HeadError(431))
 
     def build(
         self,
