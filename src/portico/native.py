@@ -51,6 +51,8 @@ MODULES = (
     "portico.gateway.routing.paths",
     "portico.gateway.routing.router",
     "portico.gateway.telemetry.rollups",
+    "portico.gateway.plugins.ai_prompt_guard.runtime",
+    "portico.gateway.plugins.ai_proxy.runtime",
     "portico.gateway.plugins.key_auth.runtime",
     "portico.gateway.plugins.limit_count.runtime",
     "portico.gateway.plugins.product_quota.runtime",

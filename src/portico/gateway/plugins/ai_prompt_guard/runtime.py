@@ -1,58 +1,38 @@
-"""ai-prompt-guard: allow/deny regular expressions over the messages of a chat request → 400."""
+"""ai-prompt-guard's per-request work, compiled with the data plane (``portico.native``).
+
+Apart from ``config``, which holds the plugin's pydantic model (see CONVENTIONS.md "Compiled
+modules"); it reads its settings through ``AiPromptGuardSettings`` once, when the route's
+chain is built.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from typing import Any, Self
-
-from pydantic import Field, model_validator
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._ai_chat import chat_now, chat_request, message_text
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec, Regex
+
+#: a compiled pattern's bound ``search``
+Search = Callable[[str], re.Match[str] | None]
 
 
-class AiPromptGuardConfig(PluginConfig):
-    match_all_roles: bool = Field(
-        False,
-        description="Check the messages of every role; false checks only when the last "
-        "message is the user's.",
-    )
-    match_all_conversation_history: bool = Field(
-        False,
-        description="Check the whole conversation; false checks only the last message.",
-    )
-    allow_patterns: list[Regex] = Field(
-        default_factory=list,
-        max_length=100,
-        description="Regular expressions of which the checked content must match one; "
-        "empty allows everything not denied.",
-    )
-    deny_patterns: list[Regex] = Field(
-        default_factory=list,
-        max_length=100,
-        description="Regular expressions none of which the checked content may match.",
-    )
+class AiPromptGuardSettings(Protocol):
+    """What the runtime reads of ``config.AiPromptGuardConfig``."""
 
-    @model_validator(mode="after")
-    def _guards_something(self) -> Self:
-        # with both lists empty the plugin would let every prompt through: a mistake
-        if not self.allow_patterns and not self.deny_patterns:
-            raise ValueError("at least one of allow_patterns or deny_patterns must be non-empty")
-        return self
+    @property
+    def match_all_roles(self) -> bool: ...
 
+    @property
+    def match_all_conversation_history(self) -> bool: ...
 
-PLUGIN = PluginSpec(
-    name="ai-prompt-guard",
-    category=Category.AI,
-    order=400,
-    reorderable=True,
-    config=AiPromptGuardConfig,
-    description="Refuses (400) chat requests whose messages match a deny pattern or no "
-    "allow pattern.",
-)
+    @property
+    def allow_patterns(self) -> Sequence[str]: ...
+
+    @property
+    def deny_patterns(self) -> Sequence[str]: ...
 
 
 class AiPromptGuardRuntime(BasePluginRuntime):
@@ -62,13 +42,13 @@ class AiPromptGuardRuntime(BasePluginRuntime):
     conversation (``match_all_conversation_history``); of every role, or only the user's
     (``match_all_roles``). APISIX's ai-prompt-guard, with its messages."""
 
-    def __init__(self, config: AiPromptGuardConfig, services: RuntimeServices) -> None:
+    def __init__(self, config: AiPromptGuardSettings, services: RuntimeServices) -> None:
         self.all_roles = config.match_all_roles
         self.whole_history = config.match_all_conversation_history
         # the bound ``search`` of each pattern, looped over plainly: ``any(<generator>)``
         # costs more than the search of a short prompt
-        self.allow = [re.compile(pattern).search for pattern in config.allow_patterns]
-        self.deny = [re.compile(pattern).search for pattern in config.deny_patterns]
+        self.allow: list[Search] = [re.compile(p).search for p in config.allow_patterns]
+        self.deny: list[Search] = [re.compile(p).search for p in config.deny_patterns]
 
     def access(self, ctx: RequestContext) -> Access:
         chat = chat_now(ctx)
@@ -92,13 +72,15 @@ class AiPromptGuardRuntime(BasePluginRuntime):
     def refusal(self, text: str) -> Reply | None:
         """The 400 for one checked text, or None when it passes."""
         if self.allow:
+            allowed = False
             for search in self.allow:
-                if search(text):
+                if search(text) is not None:
+                    allowed = True
                     break
-            else:
+            if not allowed:
                 return Reply.error(400, "Request doesn't match allow patterns")
         for search in self.deny:
-            if search(text):
+            if search(text) is not None:
                 return Reply.error(400, "Request contains prohibited content")
         return None
 
@@ -112,11 +94,9 @@ class AiPromptGuardRuntime(BasePluginRuntime):
         if not isinstance(messages, list) or not messages:
             return []
         chosen = messages if self.whole_history else messages[-1:]
-        return [
-            message_text(message.get("content"))
-            for message in chosen
-            if isinstance(message, dict) and (self.all_roles or message.get("role") == "user")
-        ]
-
-
-PLUGIN = dataclasses.replace(PLUGIN, runtime=AiPromptGuardRuntime)
+        texts: list[str] = []
+        for message in chosen:
+            # the role first: the text of a message that is not checked is never built
+            if isinstance(message, dict) and (self.all_roles or message.get("role") == "user"):
+                texts.append(message_text(message.get("content")))
+        return texts
