@@ -51,6 +51,7 @@ MODULES = (
     "portico.gateway.routing.paths",
     "portico.gateway.routing.router",
     "portico.gateway.telemetry.rollups",
+    "portico.gateway.plugins._ai_chat",
     "portico.gateway.plugins.ai_prompt_guard.runtime",
     "portico.gateway.plugins.ai_proxy.runtime",
     "portico.gateway.plugins.key_auth.runtime",
