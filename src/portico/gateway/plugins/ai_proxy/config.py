@@ -101,7 +101,11 @@ class AiProxyConfig(PluginConfig):
         le=600_000,
         description="Milliseconds to wait for the provider (generations can be slow).",
     )
-    keepalive: bool = Field(True, description="Reuse connections to the provider.")
+    keepalive: bool = Field(
+        True,
+        description="Reuse connections to the provider (pooled); false opens one for each "
+        "request and closes it after the answer.",
+    )
 
     secret_fields = frozenset({"auth"})
 

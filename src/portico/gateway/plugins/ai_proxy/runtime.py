@@ -98,7 +98,7 @@ class ProviderDestination:
     """The provider's endpoint: its address, checked by the egress guard (the SSRF guard) and
     kept ``ADDRESS_TTL`` seconds, so that a request does not pay a DNS lookup."""
 
-    def __init__(self, url: str, guard: EgressGuard, timeout_ms: int) -> None:
+    def __init__(self, url: str, guard: EgressGuard, timeout_ms: int, keepalive: bool) -> None:
         parts = urlsplit(url)
         self.url = url
         self.guard = guard
@@ -109,6 +109,7 @@ class ProviderDestination:
         self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         seconds = timeout_ms / 1000
         self.timeouts = Timeouts(connect=seconds, send=seconds, read=seconds)
+        self.keepalive = keepalive  # False: a connection a request, closed after the answer
         self.checked: DirectUpstream | None = None
         self.expires = 0.0
 
@@ -133,6 +134,7 @@ class ProviderDestination:
             self.host_header,
             self.path,
             self.timeouts,
+            self.keepalive,
         )
         self.expires = now + ADDRESS_TTL
         return checked
@@ -143,12 +145,16 @@ class AiProxyRuntime(BasePluginRuntime):
     (``ctx.direct``: the gateway's engine forwards it and streams the answer back chunk by
     chunk, SSE included). The body gets the model (from the config, or from a request header,
     as ``model`` says); the provider gets the configured ``auth.header`` credentials, never
-    the client's own. The provider down or too slow is the engine's 502/504."""
+    the client's own. The connection to the provider is pooled, or with ``keepalive`` false
+    opened for each request and closed after its answer. The provider down or too slow is the
+    engine's 502/504."""
 
     def __init__(self, config: AiProxySettings, services: RuntimeServices) -> None:
         override = config.override
         endpoint = override.endpoint if override is not None else ENDPOINTS[config.provider]
-        self.destination = ProviderDestination(endpoint, services.egress, config.timeout)
+        self.destination = ProviderDestination(
+            endpoint, services.egress, config.timeout, config.keepalive
+        )
         model = config.model
         self.model_header: str | None = model.header if model.source == "header" else None
         self.model_name: str | None = model.name
