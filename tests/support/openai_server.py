@@ -5,7 +5,9 @@ No LLM provider can run here, so this speaks the wire protocol of OpenAI's
 with a ``usage`` report, or, for ``"stream": true``, Server-Sent Events sent chunk by chunk
 (chunked transfer encoding, each chunk flushed on its own), ending with a usage chunk when the
 request asked for ``stream_options.include_usage``, then ``data: [DONE]``. Every request is
-recorded (path, headers, JSON body) so that tests can see what the provider got.
+recorded (path, headers, JSON body) so that tests can see what the provider got, and every
+connection accepted is counted (``connections``): a client that reuses its connections opens
+fewer than it sends requests.
 
 A test can hold the last chunk of a stream back (``hold_last``) until it has seen the earlier
 ones arrive through the gateway: streaming is then observed without measuring time.
@@ -57,6 +59,8 @@ class OpenAIServer:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self.behaviour = Behaviour()
+        self.connections = 0  # accepted so far
+        self._counting = threading.Lock()  # (each connection is handled in its own thread)
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,))
@@ -80,6 +84,11 @@ class OpenAIServer:
 def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            with server._counting:
+                server.connections += 1
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))

@@ -81,10 +81,20 @@ class DirectUpstream:
 
     ``address`` is the one the egress guard checked for ``server_name`` (the connection goes
     there, so a DNS answer that changes after the check cannot redirect it); ``host_header``
-    and ``server_name`` (TLS) keep the provider's name. (A plain class: see
+    and ``server_name`` (TLS) keep the provider's name. Without ``keepalive`` each request
+    gets a connection of its own, closed after the answer. (A plain class: see
     ``http.request.Request``.)"""
 
-    __slots__ = ("address", "host_header", "path", "port", "server_name", "timeouts", "tls")
+    __slots__ = (
+        "address",
+        "host_header",
+        "keepalive",
+        "path",
+        "port",
+        "server_name",
+        "timeouts",
+        "tls",
+    )
 
     def __init__(
         self,
@@ -95,6 +105,7 @@ class DirectUpstream:
         host_header: str,
         path: str,
         timeouts: Timeouts,
+        keepalive: bool = True,
     ) -> None:
         self.address = address
         self.port = port
@@ -103,6 +114,7 @@ class DirectUpstream:
         self.host_header = host_header
         self.path = path  # with the query the provider gets, if any
         self.timeouts = timeouts
+        self.keepalive = keepalive
 
 
 class ResponseHeaders:

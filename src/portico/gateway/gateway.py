@@ -275,7 +275,7 @@ class Gateway:
             by_callbacks = payload is not None and len(payload) <= SMALL_BODY
         direct = ctx.direct
         if direct is not None:
-            if by_callbacks:
+            if by_callbacks and direct.keepalive:  # (else a new connection: in the coroutine)
                 conn = self.pool.take(direct.address, direct.port, direct.tls, direct.server_name)
                 if conn is not None:
                     sent = DirectProxied(self, env, route, filters, loggers, ctx, responder)

@@ -50,7 +50,8 @@ def direct_forwarding(
     ctx: RequestContext, direct: DirectUpstream, on_response: OnResponse | None
 ) -> Forwarding:
     """How a request a plugin sends elsewhere (``ctx.direct``) is forwarded: no retries (one
-    destination), the provider's name as Host and TLS server name."""
+    destination), the provider's name as Host and TLS server name, its connection pooled
+    or not as the plugin says."""
     return Forwarding(
         direct.path,
         direct.host_header,
@@ -60,6 +61,7 @@ def direct_forwarding(
         direct.tls,
         on_response,
         direct.server_name if direct.tls else None,
+        direct.keepalive,
     )
 
 

@@ -102,6 +102,22 @@ def test_the_chat_body_is_encoded_as_json_dumps_encodes_it(chat: dict[str, Any])
     assert _encode(chat) == json.dumps(chat, ensure_ascii=False, separators=(",", ":"))
 
 
+# what a plugin could put in besides parsed JSON: keys JSON writes as strings, tuples
+keys = st.none() | st.booleans() | st.integers() | st.floats() | texts
+odd_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | texts,
+    lambda inner: st.lists(inner, max_size=3).map(tuple) | st.dictionaries(keys, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(texts, odd_values, max_size=4))
+def test_keys_that_are_not_strings_and_tuples_are_encoded_as_json_dumps_encodes_them(
+    chat: dict[str, Any],
+) -> None:
+    assert _encode(chat) == json.dumps(chat, ensure_ascii=False, separators=(",", ":"))
+
+
 def test_what_json_cannot_encode_is_refused_as_json_dumps_refuses_it() -> None:
     for value in ({"a": object()}, {"a": b"bytes"}, {(1, 2): 1}):
         try:

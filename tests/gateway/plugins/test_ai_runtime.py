@@ -162,6 +162,20 @@ async def test_ai_proxy_calls_the_provider_through_the_egress_guard(
     assert provider.received == []
 
 
+@pytest.mark.parametrize(("keepalive", "connections"), [(True, 1), (False, 3)])
+async def test_ai_proxy_keepalive_reuses_the_provider_connection_or_opens_one_a_request(
+    served: Any, provider: OpenAIServer, keepalive: bool, connections: int
+) -> None:
+    client, _ = await start(served, provider, [ai_proxy(provider.url, keepalive=keepalive)])
+    before = provider.connections
+    for _ in range(3):
+        assert (await client.post("/chat", json=CHAT)).status_code == 200
+    assert provider.connections - before == connections
+    # without keepalive the provider is told the connection ends with its answer
+    told = [received.headers.get("connection") for received in provider.received]
+    assert told == ([None] * 3 if keepalive else ["close"] * 3)
+
+
 # ---------------------------------------------------------------------- ai-prompt-template
 
 TEMPLATES = [

@@ -220,12 +220,14 @@ class ProxyResult:
 
 class Forwarding:
     """How a route forwards one request, whichever path takes it: the target path, the Host
-    the node gets, the headers added (the request id first), timeouts, retries, TLS, and what
-    rewrites the answer. (A plain class: one is made per request; portico/native.py.)"""
+    the node gets, the headers added (the request id first), timeouts, retries, TLS, what
+    rewrites the answer, and whether the connection is pooled. (A plain class: one is made
+    per request; portico/native.py.)"""
 
     __slots__ = (
         "extra_headers",
         "host_header",
+        "keepalive",
         "on_response",
         "path",
         "retries",
@@ -244,6 +246,7 @@ class Forwarding:
         tls: bool = False,
         on_response: OnResponse | None = None,
         server_name: str | None = None,
+        keepalive: bool = True,
     ) -> None:
         self.path = path  # the upstream's path (the request's query is appended)
         self.host_header = host_header
@@ -256,6 +259,9 @@ class Forwarding:
         #: the TLS server name (SNI, certificate check) when the node is an address checked
         #: for a host name (a plugin's pinned destination); None: the node's host
         self.server_name = server_name
+        #: False: a new connection, closed after the answer (never taken from the pool, never
+        #: put back)
+        self.keepalive = keepalive
 
 
 def upstream_target(path: str, query: str) -> str:
@@ -310,7 +316,8 @@ def request_head(request: Request, forwarding: Forwarding, framing_line: str) ->
     Transfer-Encoding, Upgrade unless upgrading, Proxy-Authorization) and without Expect
     (100-continue is answered by the gateway); ``Host: host_header``; ``X-Forwarded-For``
     with the client's address appended, ``X-Forwarded-Proto`` and ``X-Forwarded-Host`` set;
-    ``extra_headers`` replacing same-named ones; ``framing_line`` (see ``framing``)."""
+    ``Connection: close`` when the connection is not kept; ``extra_headers`` replacing
+    same-named ones; ``framing_line`` (see ``framing``)."""
     extra_headers = forwarding.extra_headers
     if len(extra_headers) == 1:  # the usual case: X-Request-Id alone
         replaced: Container[str] = (extra_headers[0][0].lower(),)
@@ -345,6 +352,8 @@ def request_head(request: Request, forwarding: Forwarding, framing_line: str) ->
         parts += ("x-forwarded-host: ", original_host, "\r\n")
     if request.upgrade:
         parts += ("connection: upgrade\r\nupgrade: ", upgrade, "\r\n")
+    elif not forwarding.keepalive:
+        parts.append("connection: close\r\n")  # (the node may close first: nothing waits)
     for name, value in extra_headers:
         parts.append(name.lower())
         parts.append(": ")

@@ -146,6 +146,7 @@ async def forward(
                     forwarding.timeouts,
                     forwarding.tls,
                     forwarding.server_name,
+                    forwarding.keepalive,
                 )
                 break
             except ConnectFailed as failed:

@@ -295,12 +295,14 @@ class UpstreamPool(Pool):
         timeouts: Timeouts,
         tls: bool = False,
         server_hostname: str | None = None,
+        keepalive: bool = True,
     ) -> UpstreamResponse:
         """One exchange with ``host:port``: ``head`` is the whole request head, its framing
         line the one ``body`` and ``content_length`` call for (``forwarding.render_head``,
-        ``forwarding.request_head``)."""
+        ``forwarding.request_head``). Without ``keepalive``, on a new connection that is
+        closed after the answer, whatever the node says."""
         key: _Key = (host, port, tls, server_hostname)
-        conn = self._take(key)
+        conn = self._take(key) if keepalive else None
         if conn is not None:
             try:
                 await exchange(conn, method, head, body, content_length, timeouts)
@@ -313,6 +315,8 @@ class UpstreamPool(Pool):
             await exchange(conn, method, head, body, content_length, timeouts)
         except StaleConnection as exc:  # cannot be stale, but keep the public tree tidy
             raise UpstreamReset(str(exc)) from None
+        if not keepalive:
+            conn.keep_alive = False  # (read from the head just parsed: ``release`` closes it)
         return response_of(conn, timeouts.read)
 
     def take(

@@ -26,9 +26,9 @@ _DECODE: Final = _DECODER.decode
 #: (measured: 1.5 us instead of 2.2 for a chat body of 190 bytes)
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
 #: the C encoder ``JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode`` makes anew
-#: on each call, made once (measured: 1.9 us instead of 3.8 for the same body); without its
-#: check for circular references: a chat body is parsed JSON and the strings and dicts plugins
-#: put in, a tree
+#: on each call, made once; without its check for circular references: a chat body is parsed
+#: JSON and the strings and dicts plugins put in, a tree. ``_encode`` writes the objects,
+#: arrays and strings itself and leaves it the rest (numbers, anything unusual)
 _ENCODER: Final = make_encoder(
     None,
     json.JSONEncoder().default,
@@ -42,9 +42,93 @@ _ENCODER: Final = make_encoder(
 )
 
 
+#: the C function the encoder writes each string with (quoted, escaped, not ASCII-only)
+_quoted: Final[Callable[[str], str]] = json.encoder.encode_basestring
+#: the usual keys of a chat body, quoted once (a dict lookup costs less than the escaping)
+_QUOTED_KEYS: Final = {
+    key: _quoted(key)
+    for key in (
+        "model",
+        "messages",
+        "role",
+        "content",
+        "name",
+        "type",
+        "text",
+        "stream",
+        "stream_options",
+        "include_usage",
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "stop",
+        "user",
+        "tools",
+        "tool_calls",
+        "tool_choice",
+        "response_format",
+    )
+}
+
+
+class _NotPlain(Exception):
+    """A key ``_encode`` leaves to the C encoder (not a string: JSON writes it as one)."""
+
+
 def _encode(chat: dict[str, Any]) -> str:
-    """``json.dumps(chat, ensure_ascii=False, separators=(",", ":"))``."""
-    return "".join(_ENCODER(chat, 0))
+    """``json.dumps(chat, ensure_ascii=False, separators=(",", ":"))``: written here, compiled,
+    into one list of pieces (measured with callgrind: 14.7k instructions instead of the C
+    encoder's 18.7k for the bench's body of 190 bytes; the strings' escaping, 4.9k, is the
+    same function)."""
+    parts: list[str] = []
+    try:
+        _write_object(chat, parts)
+    except _NotPlain:
+        return "".join(_ENCODER(chat, 0))
+    return "".join(parts)
+
+
+def _write_object(value: dict[Any, Any], parts: list[str]) -> None:
+    parts.append("{")
+    first = True
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise _NotPlain
+        if first:
+            first = False
+        else:
+            parts.append(",")
+        quoted = _QUOTED_KEYS.get(key)
+        parts.append(quoted if quoted is not None else _quoted(key))
+        parts.append(":")
+        _write(item, parts)
+    parts.append("}")
+
+
+def _write(value: object, parts: list[str]) -> None:
+    # the C encoder's order of checks (a str or dict subclass is written as its base)
+    if isinstance(value, str):
+        parts.append(_quoted(value))
+    elif value is None:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    elif isinstance(value, dict):
+        _write_object(value, parts)
+    elif isinstance(value, list):
+        parts.append("[")
+        first = True
+        for item in value:
+            if first:
+                first = False
+            else:
+                parts.append(",")
+            _write(item, parts)
+        parts.append("]")
+    else:  # numbers (NaN and infinities as json.dumps writes them), tuples, the unknown
+        parts.append("".join(_ENCODER(value, 0)))
 
 
 def chat_now(ctx: RequestContext) -> dict[str, Any] | Reply | None:

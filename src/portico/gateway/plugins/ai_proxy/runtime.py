@@ -1,22 +1,19 @@
-"""ai-proxy: forwards chat requests to an LLM provider with the configured credentials.
+"""ai-proxy's per-request work, compiled with the data plane (``portico.native``).
 
-The shape is the seed's (``provider``, ``model.source``/``model.header``, ``auth.header``),
-not APISIX's: the seed says its schema endpoint, not open-source documentation, is
-authoritative for AI plugins.
+Apart from ``config``, which holds the plugin's pydantic models (see CONVENTIONS.md "Compiled
+modules"); it reads its settings through ``AiProxySettings`` once, when the route's chain is
+built.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
-from typing import Annotated, Any, Final, Literal, Self
+from collections.abc import Mapping
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from portico.core.egress import EgressGuard, EgressRefused
-from portico.core.validation import invalid
 from portico.gateway.context import (
     Access,
     BasePluginRuntime,
@@ -27,119 +24,8 @@ from portico.gateway.context import (
 from portico.gateway.http.upstream_contract import Timeouts
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._ai_chat import WANTS_USAGE, chat_now, chat_request, replace_body
-from portico.gateway.plugins.base import HEADER_NAME, Category, HttpUrl, PluginConfig, PluginSpec
 
 logger: Final = logging.getLogger("portico.gateway.plugins.ai_proxy")
-
-#: providers the runtime has a driver for; the explicit list turns a typo into an error at
-#: deploy instead of a 500 at the first request
-Provider = Literal[
-    "openai",
-    "openai-compatible",
-    "azure-openai",
-    "anthropic",
-    "deepseek",
-    "mistral",
-    "gemini",
-    "openrouter",
-]
-#: providers without a well-known address: the endpoint must be configured
-NEEDS_ENDPOINT = ("openai-compatible", "azure-openai")
-
-HeaderName = Annotated[str, Field(pattern=HEADER_NAME)]
-# a credential goes into a header verbatim: no CR/LF (header injection), no NUL
-Credential = Annotated[str, Field(min_length=1, max_length=8192, pattern=r"^[^\r\n\x00]+$")]
-
-
-class ModelSelection(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    source: Literal["config", "header"] = Field(
-        "config",
-        description='Where the model comes from: "config" (name, or the request body\'s '
-        'model when name is unset) or "header" (a request header).',
-    )
-    header: str | None = Field(
-        None,
-        pattern=HEADER_NAME,
-        description='Request header naming the model; required when source is "header".',
-    )
-    name: str | None = Field(
-        None,
-        min_length=1,
-        max_length=256,
-        description='Model used when source is "config" (e.g. "gpt-4o").',
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Self:
-        # a field the chosen source ignores is a misunderstanding: say so rather than drop it
-        if self.source == "header" and self.header is None:
-            invalid(("header",), 'property "model.header" is required when source is "header"')
-        if self.source == "header" and self.name is not None:
-            invalid(("name",), 'model.name is only used when source is "config"', self.name)
-        if self.source == "config" and self.header is not None:
-            invalid(("header",), 'model.header is only used when source is "header"', self.header)
-        return self
-
-
-class ProviderAuth(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    header: dict[HeaderName, Credential] = Field(
-        min_length=1,
-        max_length=16,
-        description='Headers sent to the provider, e.g. {"Authorization": "Bearer sk-..."}.',
-    )
-
-
-class ProviderOverride(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    endpoint: HttpUrl = Field(
-        description="Full URL requests are sent to instead of the "
-        "provider's default (required for openai-compatible and azure-openai)."
-    )
-
-
-class AiProxyConfig(PluginConfig):
-    provider: Provider = Field(description="The LLM provider requests are forwarded to.")
-    model: ModelSelection = Field(
-        default_factory=ModelSelection, description="Which model the request is for."
-    )
-    auth: ProviderAuth = Field(description="Credentials presented to the provider.")
-    override: ProviderOverride | None = Field(
-        None, description="Overrides of the provider's defaults (its endpoint)."
-    )
-    timeout: int = Field(
-        30_000,
-        ge=1,
-        le=600_000,
-        description="Milliseconds to wait for the provider (generations can be slow).",
-    )
-    keepalive: bool = Field(True, description="Reuse connections to the provider.")
-
-    secret_fields = frozenset({"auth"})
-
-    @model_validator(mode="after")
-    def _endpoint_when_needed(self) -> Self:
-        if self.provider in NEEDS_ENDPOINT and self.override is None:
-            invalid(
-                ("override",),
-                f'property "override.endpoint" is required when provider is "{self.provider}"',
-            )
-        return self
-
-
-PLUGIN = PluginSpec(
-    name="ai-proxy",
-    category=Category.AI,
-    order=430,
-    reorderable=True,
-    config=AiProxyConfig,
-    description="Forwards chat requests to an LLM provider with the configured credentials; "
-    "streams SSE responses.",
-)
 
 #: the OpenAI-compatible chat completions endpoint of each provider with a well-known one
 ENDPOINTS: Final[dict[str, str]] = {
@@ -155,12 +41,64 @@ CLIENT_CREDENTIALS: Final = ("authorization", "x-api-key", "api-key", "cookie")
 #: how long a provider's checked address is reused before its name is resolved again
 ADDRESS_TTL: Final = 30.0
 
+# (Final aliases: see CONVENTIONS.md "Compiled modules")
+_monotonic: Final = time.monotonic
+
+
+class ModelSettings(Protocol):
+    """What the runtime reads of ``config.ModelSelection``."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def header(self) -> str | None: ...
+
+    @property
+    def name(self) -> str | None: ...
+
+
+class AuthSettings(Protocol):
+    """What the runtime reads of ``config.ProviderAuth``."""
+
+    @property
+    def header(self) -> Mapping[str, str]: ...
+
+
+class OverrideSettings(Protocol):
+    """What the runtime reads of ``config.ProviderOverride``."""
+
+    @property
+    def endpoint(self) -> str: ...
+
+
+class AiProxySettings(Protocol):
+    """What the runtime reads of ``config.AiProxyConfig``."""
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> ModelSettings: ...
+
+    @property
+    def auth(self) -> AuthSettings: ...
+
+    @property
+    def override(self) -> OverrideSettings | None: ...
+
+    @property
+    def timeout(self) -> int: ...
+
+    @property
+    def keepalive(self) -> bool: ...
+
 
 class ProviderDestination:
     """The provider's endpoint: its address, checked by the egress guard (the SSRF guard) and
     kept ``ADDRESS_TTL`` seconds, so that a request does not pay a DNS lookup."""
 
-    def __init__(self, url: str, guard: EgressGuard, timeout_ms: int) -> None:
+    def __init__(self, url: str, guard: EgressGuard, timeout_ms: int, keepalive: bool) -> None:
         parts = urlsplit(url)
         self.url = url
         self.guard = guard
@@ -171,19 +109,20 @@ class ProviderDestination:
         self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         seconds = timeout_ms / 1000
         self.timeouts = Timeouts(connect=seconds, send=seconds, read=seconds)
+        self.keepalive = keepalive  # False: a connection a request, closed after the answer
         self.checked: DirectUpstream | None = None
         self.expires = 0.0
 
     def current(self) -> DirectUpstream | None:
         """The checked address while it is fresh, else None (``resolve`` it)."""
-        if self.checked is not None and time.monotonic() < self.expires:
+        if self.checked is not None and _monotonic() < self.expires:
             return self.checked
         return None
 
     async def resolve(self) -> DirectUpstream:
         """Where to send a request now (raises ``EgressRefused``)."""
         checked = self.checked
-        now = time.monotonic()
+        now = _monotonic()
         if checked is not None and now < self.expires:
             return checked
         destination = await self.guard.destination(self.url)
@@ -195,6 +134,7 @@ class ProviderDestination:
             self.host_header,
             self.path,
             self.timeouts,
+            self.keepalive,
         )
         self.expires = now + ADDRESS_TTL
         return checked
@@ -205,13 +145,19 @@ class AiProxyRuntime(BasePluginRuntime):
     (``ctx.direct``: the gateway's engine forwards it and streams the answer back chunk by
     chunk, SSE included). The body gets the model (from the config, or from a request header,
     as ``model`` says); the provider gets the configured ``auth.header`` credentials, never
-    the client's own. The provider down or too slow is the engine's 502/504."""
+    the client's own. The connection to the provider is pooled, or with ``keepalive`` false
+    opened for each request and closed after its answer. The provider down or too slow is the
+    engine's 502/504."""
 
-    def __init__(self, config: AiProxyConfig, services: RuntimeServices) -> None:
-        endpoint = config.override.endpoint if config.override else ENDPOINTS[config.provider]
-        self.destination = ProviderDestination(endpoint, services.egress, config.timeout)
-        self.model_header = config.model.header if config.model.source == "header" else None
-        self.model_name = config.model.name
+    def __init__(self, config: AiProxySettings, services: RuntimeServices) -> None:
+        override = config.override
+        endpoint = override.endpoint if override is not None else ENDPOINTS[config.provider]
+        self.destination = ProviderDestination(
+            endpoint, services.egress, config.timeout, config.keepalive
+        )
+        model = config.model
+        self.model_header: str | None = model.header if model.source == "header" else None
+        self.model_name: str | None = model.name
         self.credentials = {name.lower(): value for name, value in config.auth.header.items()}
 
     def access(self, ctx: RequestContext) -> Access:
@@ -260,7 +206,7 @@ class AiProxyRuntime(BasePluginRuntime):
         return None
 
 
-def _ask_for_usage(chat: dict[str, object]) -> None:
+def _ask_for_usage(chat: dict[str, Any]) -> None:
     """Ask a streaming provider to end with a usage report (OpenAI's
     ``stream_options.include_usage``), unless the client said otherwise."""
     options = chat.get("stream_options")
@@ -268,6 +214,3 @@ def _ask_for_usage(chat: dict[str, object]) -> None:
         chat["stream_options"] = {"include_usage": True}
     else:
         options.setdefault("include_usage", True)
-
-
-PLUGIN = dataclasses.replace(PLUGIN, runtime=AiProxyRuntime)
