@@ -51,10 +51,11 @@ async def test_rows_counts_and_row_ids(engine: AsyncEngine) -> None:
 
 
 async def test_errors_are_the_stores_and_the_transaction_rolls_back(engine: AsyncEngine) -> None:
-    with pytest.raises(IntegrityError, match="UNIQUE"):
-        async with engine.begin() as connection:
+    async with engine.connect() as connection:
+        await connection.execute(text("INSERT INTO things (name) VALUES ('x')"))
+        with pytest.raises(IntegrityError, match="UNIQUE"):
             await connection.execute(text("INSERT INTO things (name) VALUES ('x')"))
-            await connection.execute(text("INSERT INTO things (name) VALUES ('x')"))
+        await connection.rollback()
     async with engine.connect() as connection:
         count = await connection.scalar(text("SELECT count(*) FROM things"))
     assert count == 0

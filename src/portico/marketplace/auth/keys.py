@@ -169,9 +169,7 @@ class IdTokenService:
             raise TokenExpired()
         return dict(claims)  # the kept claims stay as verified, whatever a caller does
 
-    async def _verify_signed(
-        self, session: AsyncSession, token: str
-    ) -> tuple[str, dict[str, Any]]:
+    async def _verify_signed(self, session: AsyncSession, token: str) -> tuple[str, dict[str, Any]]:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as error:
