@@ -372,10 +372,11 @@ class Gateway:
         note_result(ctx, responder, result)
 
 
-class Proxied(Outcome):
-    """A request forwarded by callbacks (``forward_now``): its outcome, once known, is
-    accounted and logged as ``_proxy_later`` would (a plain object rather than closures: see
-    CONVENTIONS.md "Compiled modules")."""
+class DirectProxied(Outcome):
+    """A request forwarded by callbacks (``forward_now``): its outcome, once known, noted and
+    logged as ``_proxy_later`` would (a plain object rather than closures: see
+    CONVENTIONS.md "Compiled modules"). As is, a request a plugin sent elsewhere
+    (``ctx.direct``); :class:`Proxied` one sent to a node of the route's upstream."""
 
     __slots__ = (
         "_ctx",
@@ -386,8 +387,51 @@ class Proxied(Outcome):
         "_node",
         "_responder",
         "_route",
-        "_started",
     )
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        env: EnvironmentRuntime,
+        route: RouteRuntime,
+        filters: ResponsePhase,
+        loggers: list[PluginRuntime],
+        ctx: RequestContext,
+        responder: Responder,
+        node: Node | None = None,
+    ) -> None:
+        self._gateway = gateway
+        self._env = env
+        self._route = route
+        self._filters = filters
+        self._loggers = loggers
+        self._ctx = ctx
+        self._responder = responder
+        self._node = node
+
+    def done(self, result: ProxyResult) -> None:
+        ctx = self._ctx
+        note_result(ctx, self._responder, result)
+        self._gateway._log(self._env, ctx, self._loggers)
+
+    def again(self) -> Coroutine[Any, Any, None]:
+        """Forward in a coroutine after all (a stale connection), to the same node first."""
+        return self._gateway._proxy_later(
+            self._env,
+            self._route,
+            self._filters,
+            self._loggers,
+            self._ctx,
+            self._responder,
+            self._node,
+        )
+
+
+class Proxied(DirectProxied):
+    """A request forwarded by callbacks to ``node`` of the route's upstream: its outcome also
+    accounted to the upstream (passive health, latency)."""
+
+    __slots__ = ("_started",)
 
     def __init__(
         self,
@@ -400,71 +444,17 @@ class Proxied(Outcome):
         ctx: RequestContext,
         responder: Responder,
     ) -> None:
-        self._gateway = gateway
-        self._env = env
-        self._route = route
-        self._node = node
-        self._filters = filters
-        self._loggers = loggers
-        self._ctx = ctx
-        self._responder = responder
+        super().__init__(gateway, env, route, filters, loggers, ctx, responder, node)
         self._started = _clock()
 
     def done(self, result: ProxyResult) -> None:
         elapsed = _clock() - self._started
         upstream = self._route.upstream
-        assert upstream is not None
+        node = self._node
+        assert upstream is not None and node is not None
         ctx = self._ctx
-        account(upstream, [self._node], ctx, self._responder, result, elapsed)
+        account(upstream, [node], ctx, self._responder, result, elapsed)
         self._gateway._log(self._env, ctx, self._loggers)
-
-    def again(self) -> Coroutine[Any, Any, None]:
-        """Forward in a coroutine after all, to the same node first (a stale connection)."""
-        return self._gateway._proxy_later(
-            self._env,
-            self._route,
-            self._filters,
-            self._loggers,
-            self._ctx,
-            self._responder,
-            self._node,
-        )
-
-
-class DirectProxied(Outcome):
-    """A request a plugin sent elsewhere (``ctx.direct``) forwarded by callbacks: its outcome
-    noted and logged as ``_proxy_direct`` and ``_proxy_later`` would."""
-
-    __slots__ = ("_ctx", "_env", "_filters", "_gateway", "_loggers", "_responder", "_route")
-
-    def __init__(
-        self,
-        gateway: Gateway,
-        env: EnvironmentRuntime,
-        route: RouteRuntime,
-        filters: ResponsePhase,
-        loggers: list[PluginRuntime],
-        ctx: RequestContext,
-        responder: Responder,
-    ) -> None:
-        self._gateway = gateway
-        self._env = env
-        self._route = route
-        self._filters = filters
-        self._loggers = loggers
-        self._ctx = ctx
-        self._responder = responder
-
-    def done(self, result: ProxyResult) -> None:
-        ctx = self._ctx
-        note_result(ctx, self._responder, result)
-        self._gateway._log(self._env, ctx, self._loggers)
-
-    def again(self) -> Coroutine[Any, Any, None]:
-        """Forward in a coroutine after all (a stale connection)."""
-        return self._gateway._proxy_later(
-            self._env, self._route, self._filters, self._loggers, self._ctx, self._responder, None
-        )
 
 
 __all__ = ["Gateway", "HostTable", "RequestIds", "SnapshotRefused"]
