@@ -14,8 +14,8 @@ import secrets
 
 from pydantic import Field, field_validator
 
+from portico.core.expiring_lru import ExpiringLru
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
-from portico.gateway.expiring_lru import ExpiringLru
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import Category, ConsumerCredential, PluginConfig, PluginSpec
 from portico.gateway.sealing import hash_password, verify_password_hash

@@ -6,10 +6,11 @@ the server secret, so every control-plane replica signs and verifies with the sa
 Keys are cached in the process; a token naming an unknown ``kid`` makes the cache reload
 (another replica may have rotated). Expiry is checked against the injectable clock.
 
-A client sends the same token with every request until it expires: the claims of the
-tokens verified lately are kept (:class:`VerifiedTokens`), so that a repeated token costs a
-hash, not the signature check and PyJWT's parsing (~0.3 ms, a tenth of a catalogue page's
-fixed cost); expiry is still checked on every use.
+A client sends the same token with every request until it expires: the claims of the last
+``VERIFIED_TOKENS`` tokens verified are kept until their expiry, under a keyed BLAKE2b of the
+token (the process's own random key), with the ``kid`` that signed each, so that a repeated
+token costs a hash, not the signature check and PyJWT's parsing (~0.3 ms, a tenth of a
+catalogue page's fixed cost).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import hashlib
 import json
 import secrets
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,12 +32,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.clock import Clock
 from portico.core.errors import TokenExpired, Unauthorized
+from portico.core.expiring_lru import ExpiringLru
 from portico.core.sealing import SecretBox
 from portico.marketplace.auth.models import IdpSigningKey
 from portico.marketplace.auth.repository import SigningKeyRepository
 
 ALGORITHM = "ES256"
 AUDIENCE = "portico-marketplace"
+#: how many verified tokens are kept (see the module's docstring)
+VERIFIED_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -55,31 +58,6 @@ def _kid(public_jwk: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
-class VerifiedTokens:
-    """The claims of the last ``size`` tokens whose signature, issuer and audience were
-    verified, keyed by a keyed BLAKE2b of the token (the process's own random key: the
-    keys say nothing about a token), with the ``kid`` that signed each."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self._size = size
-        self._key = secrets.token_bytes(32)
-        self._entries: OrderedDict[bytes, tuple[str, dict[str, Any]]] = OrderedDict()
-
-    def digest(self, token: str) -> bytes:
-        return hashlib.blake2b(token.encode(), key=self._key, digest_size=32).digest()
-
-    def get(self, digest: bytes) -> tuple[str, dict[str, Any]] | None:
-        entry = self._entries.get(digest)
-        if entry is not None:
-            self._entries.move_to_end(digest)
-        return entry
-
-    def put(self, digest: bytes, kid: str, claims: dict[str, Any]) -> None:
-        self._entries[digest] = (kid, claims)
-        if len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-
-
 class IdTokenService:
     def __init__(
         self, box: SecretBox, clock: Clock, *, issuer: str, ttl_seconds: int = 3600
@@ -91,7 +69,10 @@ class IdTokenService:
         self._signing: tuple[str, ec.EllipticCurvePrivateKey] | None = None
         self._public: dict[str, Any] = {}  # kid → public key object
         self._lock = asyncio.Lock()
-        self._verified = VerifiedTokens()
+        self._verified: ExpiringLru[bytes, tuple[str, dict[str, Any]]] = ExpiringLru(
+            VERIFIED_TOKENS
+        )
+        self._token_key = secrets.token_bytes(32)
 
     async def _load(self, session: AsyncSession) -> None:
         rows = await SigningKeyRepository(session).all_by_age()
@@ -155,19 +136,17 @@ class IdTokenService:
 
     async def verify(self, session: AsyncSession, token: str) -> dict[str, Any]:
         """The claims of a valid token; :class:`Unauthorized` or :class:`TokenExpired`."""
-        digest = self._verified.digest(token)
-        known = self._verified.get(digest)
+        digest = hashlib.blake2b(token.encode(), key=self._token_key, digest_size=32).digest()
+        known = self._verified.get(digest, self._clock.timestamp())
         # a key no longer published (reloaded without it) no longer vouches for its tokens
         if known is not None and known[0] in self._public:
-            return self._unexpired(known[1])
+            return dict(known[1])  # the kept claims stay as verified, whatever a caller does
         kid, claims = await self._verify_signed(session, token)
-        self._verified.put(digest, kid, claims)
-        return self._unexpired(claims)
-
-    def _unexpired(self, claims: dict[str, Any]) -> dict[str, Any]:
-        if not isinstance(claims["exp"], int) or self._clock.timestamp() >= claims["exp"]:
+        expires = claims["exp"]
+        if not isinstance(expires, int) or self._clock.timestamp() >= expires:
             raise TokenExpired()
-        return dict(claims)  # the kept claims stay as verified, whatever a caller does
+        self._verified.put(digest, (kid, claims), expires)
+        return dict(claims)
 
     async def _verify_signed(self, session: AsyncSession, token: str) -> tuple[str, dict[str, Any]]:
         try:

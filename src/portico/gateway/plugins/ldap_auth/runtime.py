@@ -9,9 +9,9 @@ import secrets
 from hashlib import blake2b
 from typing import Protocol
 
+from portico.core.expiring_lru import ExpiringLru
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.egress import EgressRefused
-from portico.gateway.expiring_lru import ExpiringLru
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.basic_auth import parse_basic
 from portico.gateway.plugins.ldap_auth.directory import (

@@ -1,8 +1,9 @@
-"""A bounded map whose entries also expire: what an authentication plugin remembers of the
-credentials it verified, so that a client sending them again costs a lookup, not a hash or
-a directory bind.
+"""A bounded map whose entries also expire: what an authentication plugin (basic-auth,
+ldap-auth) or the admin API's ID-token check remembers of the credentials it verified, so
+that a client sending them again costs a lookup, not a hash, a directory bind or a
+signature check.
 
-No lock: the gateway's event loop is the only thread that uses one."""
+No lock: each is used by one event loop's thread."""
 
 from __future__ import annotations
 

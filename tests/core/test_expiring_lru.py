@@ -1,10 +1,11 @@
-"""ExpiringLru: what basic-auth and ldap-auth remember of the credentials they verified."""
+"""ExpiringLru: what basic-auth, ldap-auth and the ID-token check remember of the credentials
+they verified."""
 
 from __future__ import annotations
 
 import pytest
 
-from portico.gateway.expiring_lru import ExpiringLru
+from portico.core.expiring_lru import ExpiringLru
 
 
 def test_an_entry_is_served_until_it_expires() -> None:
