@@ -19,7 +19,6 @@ import csv
 import io
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,13 +29,12 @@ import httpx
 import jwt
 import pytest
 
-from tests.e2e.test_gateway import STARTUP, wait_for
-from tests.support.ports import free_port
+from tests.e2e.test_gateway import SERVE_LISTENERS, STARTUP, wait_for
+from tests.support.portico_process import PORTICO, start_portico, stop
 from tests.support.smtpserver import SmtpServer
 
 pytestmark = pytest.mark.e2e
 
-PORTICO = str(Path(sys.executable).with_name("portico"))
 ADMIN_EMAIL = "owner@example.com"
 ADMIN_PASSWORD = "owner-password-123"
 WEB_API_KEY = "AIzaSy-e2e-web-api-key-0123456789"
@@ -240,9 +238,6 @@ def portico(database_url: str, tmp_path: Path, smtp: SmtpServer) -> Iterator[Por
     env.update(
         PORTICO_DATA_DIR=str(tmp_path / "var"),
         PORTICO_DATABASE_URL=database_url,
-        PORTICO_LISTEN=f"127.0.0.1:{free_port()}",
-        PORTICO_GATEWAY_LISTEN=f"127.0.0.1:{free_port()}",
-        PORTICO_METRICS_LISTEN=f"127.0.0.1:{free_port()}",
         PORTICO_BOOTSTRAP_ADMIN_EMAIL=ADMIN_EMAIL,
         PORTICO_BOOTSTRAP_ADMIN_PASSWORD=ADMIN_PASSWORD,
         PORTICO_SMTP_URL=smtp.url,
@@ -250,22 +245,19 @@ def portico(database_url: str, tmp_path: Path, smtp: SmtpServer) -> Iterator[Por
         PORTICO_WORKER_POLL_SECONDS="0.2",
     )
     subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
-    log_path = tmp_path / "serve.log"
-    log = log_path.open("w")
-    process = subprocess.Popen([PORTICO, "serve"], env=env, stdout=log, stderr=log)
-    control = f"http://{env['PORTICO_LISTEN']}"
+    log = tmp_path / "serve.log"
+    process = start_portico(
+        ["serve"],
+        env,
+        log,
+        listen_on=SERVE_LISTENERS,
+        ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
+        timeout=STARTUP,
+    )
     try:
-        wait_for(
-            lambda: httpx.get(f"{control}/healthz", timeout=1).status_code == 200,
-            process,
-            timeout=STARTUP,
-        )
-        yield Portico(env=env, control=control, log=log_path)
+        yield Portico(env=env, control=f"http://{env['PORTICO_LISTEN']}", log=log)
     finally:
-        if process.poll() is None:
-            process.terminate()
-        process.wait(timeout=15)
-        log.close()
+        stop(process)
 
 
 def set_web_api_key(portico: Portico, key: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -27,12 +26,12 @@ from sqlalchemy import select
 
 from portico.core.db.engine import Database
 from portico.management.telemetry.models import TelemetryRollup
-from tests.support.ports import free_port
-from tests.support.waiting import eventually_sync
+from tests.support.portico_process import PORTICO, start_portico, stop, wait_for
 
 pytestmark = pytest.mark.e2e
 
-PORTICO = str(Path(sys.executable).with_name("portico"))
+#: the addresses `portico serve` listens on: management, gateway, status/metrics
+SERVE_LISTENERS = ("PORTICO_LISTEN", "PORTICO_GATEWAY_LISTEN", "PORTICO_METRICS_LISTEN")
 #: how long `portico serve` may take to answer /healthz: generous, the suite runs in parallel
 STARTUP = 90.0
 HOST = "api.shop.example.com"
@@ -80,51 +79,31 @@ def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     env.update(
         PORTICO_DATA_DIR=str(tmp_path / "var"),
         PORTICO_DATABASE_URL=database_url,
-        PORTICO_LISTEN=f"127.0.0.1:{free_port()}",
-        PORTICO_GATEWAY_LISTEN=f"127.0.0.1:{free_port()}",
-        PORTICO_METRICS_LISTEN=f"127.0.0.1:{free_port()}",
         PORTICO_BOOTSTRAP_ADMIN_EMAIL="owner@example.com",
         PORTICO_BOOTSTRAP_ADMIN_PASSWORD="owner-password-123",
         PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3",
     )
     subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
-    log = (tmp_path / "serve.log").open("w")
-    process = subprocess.Popen([PORTICO, "serve"], env=env, stdout=log, stderr=log)
-    control = f"http://{env['PORTICO_LISTEN']}"
+    log = tmp_path / "serve.log"
+    process = start_portico(
+        ["serve"],
+        env,
+        log,
+        listen_on=SERVE_LISTENERS,
+        ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
+        timeout=STARTUP,
+    )
     try:
-        wait_for(
-            lambda: httpx.get(f"{control}/healthz", timeout=1).status_code == 200,
-            process,
-            timeout=STARTUP,
-        )
         yield {
-            "control": control,
+            "control": f"http://{env['PORTICO_LISTEN']}",
             "gateway": f"http://{env['PORTICO_GATEWAY_LISTEN']}",
             "status": f"http://{env['PORTICO_METRICS_LISTEN']}",
-            "log": str(tmp_path / "serve.log"),
+            "log": str(log),
             "pid": str(process.pid),
             "database_url": database_url,
         }
     finally:
-        if process.poll() is None:
-            process.terminate()
-        process.wait(timeout=15)
-        log.close()
-
-
-def wait_for(condition, process=None, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    def reached() -> object:
-        if process is not None and process.poll() is not None:
-            raise AssertionError("portico exited")
-        return condition()
-
-    eventually_sync(
-        reached,
-        timeout,
-        interval=0.05,
-        ignoring=(httpx.TransportError,),
-        what=f"condition not reached in time: {getattr(condition, '__qualname__', condition)}",
-    )
+        stop(process)
 
 
 def test_key_auth_limit_count_and_prefix_stripping_through_the_gateway(

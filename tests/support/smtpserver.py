@@ -5,6 +5,8 @@ is down for a while; with ``auth`` it requires that login (AUTH PLAIN/LOGIN, no 
 from __future__ import annotations
 
 import asyncio
+import errno
+import socket
 import threading
 from collections.abc import Iterator
 from email import message_from_bytes, policy
@@ -31,9 +33,28 @@ class _Collector:
         return "250 OK"
 
 
+class _BoundController(Controller):
+    """aiosmtpd's controller serving on a socket bound beforehand: its own bind runs in its
+    thread, and a port in use there only surfaces after ``ready_timeout``; bound here, the
+    error is immediate and the port is ours from then on."""
+
+    def __init__(self, listener: socket.socket, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._listener = listener
+
+    def _create_server(self) -> Any:
+        return self.loop.create_server(
+            self._factory_invoker, sock=self._listener, ssl=self.ssl_context
+        )
+
+
 class SmtpServer:
+    #: how many ports a first start tries when the one it picked was taken meanwhile
+    START_ATTEMPTS = 5
+
     def __init__(self, *, auth: tuple[str, str] | None = None) -> None:
         self.port = free_port()
+        self._started_once = False
         self.auth = auth
         self.messages: list[EmailMessage] = []
         self.recipients: list[list[str]] = []
@@ -67,7 +88,23 @@ class SmtpServer:
         return AuthResult(success=ok, handled=False)  # handled=False: the server answers 535
 
     def start(self) -> None:
+        """Listen on ``port``. The first start may move to another port if something took
+        this one after ``free_port()`` checked it; a restart keeps its port (clients were
+        told it), so there a taken port is an error."""
         assert self._controller is None, "already running"
+        attempts = 1 if self._started_once else self.START_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            try:
+                self._listen()
+            except OSError as error:
+                if error.errno != errno.EADDRINUSE or attempt == attempts:
+                    raise
+                self.port = free_port()
+            else:
+                self._started_once = True
+                return
+
+    def _listen(self) -> None:
         extra: dict[str, Any] = {}
         if self.auth is not None:
             extra = {
@@ -75,7 +112,9 @@ class SmtpServer:
                 "auth_require_tls": False,
                 "auth_required": False,  # True warns without TLS; a bad login still fails
             }
-        self._controller = Controller(
+        listener = socket.create_server(("127.0.0.1", self.port))  # EADDRINUSE: taken
+        controller = _BoundController(
+            listener,
             _Collector(self),
             hostname="127.0.0.1",
             port=self.port,
@@ -83,7 +122,14 @@ class SmtpServer:
             ready_timeout=5.0,
             **extra,
         )
-        self._controller.start()
+        try:
+            controller.start()
+        except BaseException:
+            listener.close()
+            if not controller.loop.is_closed():
+                controller.loop.close()
+            raise
+        self._controller = controller
 
     def stop(self) -> None:
         controller, self._controller = self._controller, None

@@ -6,13 +6,18 @@ scripts/ensure-system-packages.sh, not silently run a reduced suite.
 
 from __future__ import annotations
 
+import os
+import smtplib
 import socket
 from pathlib import Path
 
 import pytest
 
+from . import portico_process
 from .pgcluster import PostgresCluster
+from .ports import free_port
 from .redisserver import RedisServer
+from .smtpserver import SmtpServer
 
 
 def _port_open(port: int) -> bool:
@@ -70,3 +75,48 @@ def test_redis_set_get_round_trip(tmp_path: Path) -> None:
 
     assert not _port_open(port)
     redis.stop()  # idempotent
+
+
+def test_smtp_server_moves_off_a_port_taken_before_its_first_start() -> None:
+    server = SmtpServer()
+    taken = server.port
+    with socket.create_server(("127.0.0.1", taken)):
+        server.start()
+        try:
+            assert server.port != taken
+            with smtplib.SMTP("127.0.0.1", server.port, timeout=5) as client:
+                client.sendmail("a@example.com", ["b@example.com"], b"Subject: hi\r\n\r\nhello")
+            assert len(server.messages) == 1
+        finally:
+            server.stop()
+        # a restart keeps the port clients were told: taken now, it is an error
+        blocker = socket.create_server(("127.0.0.1", server.port))
+        with blocker, pytest.raises(OSError, match="in use"):
+            server.start()
+
+
+def test_portico_serve_moves_off_a_port_taken_before_it_binds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the first port handed out is held by another socket, as if taken after the check
+    blocker = socket.create_server(("127.0.0.1", 0))
+    taken = blocker.getsockname()[1]
+    picks = iter([taken])
+    monkeypatch.setattr(portico_process, "free_port", lambda: next(picks, None) or free_port())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
+    env["PORTICO_DATA_DIR"] = str(tmp_path / "var")
+    log = tmp_path / "serve.log"
+    with blocker:
+        process = portico_process.start_portico(
+            ["serve"],
+            env,
+            log,
+            listen_on=("PORTICO_LISTEN", "PORTICO_GATEWAY_LISTEN", "PORTICO_METRICS_LISTEN"),
+            ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
+            timeout=90,
+        )
+        try:
+            assert env["PORTICO_LISTEN"] != f"127.0.0.1:{taken}"
+            assert "address already in use" in log.read_text().lower()  # the first try
+        finally:
+            portico_process.stop(process)
