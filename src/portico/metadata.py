@@ -41,10 +41,10 @@ def include_name(name: str | None, type_: str, parent_names: object) -> bool:
     """Alembic's filter of reflected names: a table partition is storage of its parent table,
     not a table of its own, and the catalogue's title search is store-specific storage the
     models cannot declare (node/search/), so comparing models with the database skips
-    them, as is SQLite's count of nodes per bundle (node/counts.py)."""
+    them, as are the counts of nodes per facet the triggers keep (node/counts.py)."""
     if type_ == "table" and name in telemetry_models.SKETCH_PARTITIONS:
         return False
-    if type_ == "table" and name == node_counts.COUNTS:
+    if type_ == "table" and name == node_counts.FACET_COUNTS.name:
         return False
     return not node_search.storage_names(name, type_)
 

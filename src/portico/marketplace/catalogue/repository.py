@@ -102,9 +102,15 @@ class CatalogueRepository(NodeRepository):
     async def _count(
         self, bundle: Bundle, filters: NodeFilters, conditions: list[ColumnElement[bool]]
     ) -> int:
-        if self._sqlite and len(conditions) == 1:
-            # the bundle's term alone: no filter, no audience
-            return await self.sqlite_bundle_count(bundle)
+        if _faceted(filters) and len(conditions) == 1 + _facet_filters(filters):
+            # the filters are all columns of the facet counts, and there is no audience
+            return await self.facet_count(
+                bundle,
+                source_type=filters.source_type,
+                moderation_state=filters.moderation_state,
+                visibility=filters.visibility,
+                published=filters.published,
+            )
         if self._sqlite and _only_unindexed(filters):
             # No index holds visibility: SQLite would read the rows through an index of the
             # bundle one by one, about four times slower than reading the table in order
@@ -296,6 +302,23 @@ def _keyed(filters: NodeFilters) -> bool:
         filters.title,
     )
     return all(value is None for value in others)
+
+
+def _faceted(filters: NodeFilters) -> bool:
+    """Whether the filters are all columns the facet counts hold (node/counts.py)."""
+    others = (
+        filters.connection_id,
+        filters.organisation_id,
+        filters.title,
+        filters.search,
+    )
+    return all(value is None for value in others)
+
+
+def _facet_filters(filters: NodeFilters) -> int:
+    """How many conditions the facet filters add (one each)."""
+    facets = (filters.source_type, filters.moderation_state, filters.visibility, filters.published)
+    return sum(value is not None for value in facets)
 
 
 def _only_unindexed(filters: NodeFilters) -> bool:

@@ -7,14 +7,19 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import Integer, String, column, delete, insert, select, table
+from sqlalchemy import ColumnElement, delete, func, insert, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from portico.core.db.repository import Repository
-from portico.marketplace.node.counts import COUNTS
-from portico.marketplace.node.models import Bundle, CatalogueNode, ProductApi
-
-_counts = table(COUNTS, column("bundle", String()), column("nodes", Integer()))
+from portico.marketplace.node.counts import FACET_COUNTS, NO_STATE
+from portico.marketplace.node.models import (
+    Bundle,
+    CatalogueNode,
+    ModerationState,
+    ProductApi,
+    SourceType,
+    Visibility,
+)
 
 
 def newest_for_node(
@@ -38,13 +43,34 @@ def newest_for_node(
 class NodeRepository(Repository[CatalogueNode]):
     model = CatalogueNode
 
-    async def sqlite_bundle_count(self, bundle: Bundle) -> int:
-        """SQLite: how many nodes ``bundle`` has, from the counts the triggers keep
-        (node/counts.py)."""
-        found = await self.session.scalar(
-            select(_counts.c.nodes).where(_counts.c.bundle == bundle.value)
-        )
-        return int(found or 0)
+    async def facet_count(
+        self,
+        bundle: Bundle,
+        *,
+        source_type: SourceType | None = None,
+        moderation_state: ModerationState | None = None,
+        visibility: Visibility | None = None,
+        published: bool | None = None,
+    ) -> int:
+        """The number of the bundle's nodes with the given values (None: any), from the
+        counts the triggers keep (node/counts.py), as the nodes' own conditions would count
+        them; ``published`` is the moderation state's (catalogue/repository.py)."""
+        c = FACET_COUNTS.c
+        conditions: list[ColumnElement[bool]] = [c.bundle == bundle.value]
+        if source_type is not None:
+            conditions.append(c.source_type == source_type.value)
+        if moderation_state is not None:
+            conditions.append(c.moderation_state == moderation_state.value)
+        if visibility is not None:
+            conditions.append(c.visibility == visibility.value)
+        if published is True:
+            conditions.append(c.moderation_state == ModerationState.PUBLISHED.value)
+        elif published is False:
+            # `moderation_state != 'published'` on the nodes is not true of a NULL state
+            unpublished = [ModerationState.PUBLISHED.value, NO_STATE]
+            conditions.append(c.moderation_state.not_in(unpublished))
+        counted = await self.session.scalar(select(func.sum(c.nodes)).where(*conditions))
+        return int(counted or 0)
 
     async def in_bundle(self, bundle: Bundle, node_id: uuid.UUID) -> CatalogueNode | None:
         return await self.first(
