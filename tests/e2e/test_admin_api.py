@@ -29,8 +29,8 @@ import httpx
 import jwt
 import pytest
 
-from tests.e2e.test_gateway import SERVE_LISTENERS, STARTUP, wait_for
-from tests.support.portico_process import PORTICO, start_portico, stop
+from tests.e2e.test_gateway import STARTUP, wait_for
+from tests.support.portico_process import PORTICO, SERVE_LISTENERS, start_portico, stop
 from tests.support.smtpserver import SmtpServer
 
 pytestmark = pytest.mark.e2e

@@ -26,12 +26,16 @@ from sqlalchemy import select
 
 from portico.core.db.engine import Database
 from portico.management.telemetry.models import TelemetryRollup
-from tests.support.portico_process import PORTICO, start_portico, stop, wait_for
+from tests.support.portico_process import (
+    PORTICO,
+    SERVE_LISTENERS,
+    start_portico,
+    stop,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
-#: the addresses `portico serve` listens on: management, gateway, status/metrics
-SERVE_LISTENERS = ("PORTICO_LISTEN", "PORTICO_GATEWAY_LISTEN", "PORTICO_METRICS_LISTEN")
 #: how long `portico serve` may take to answer /healthz: generous, the suite runs in parallel
 STARTUP = 90.0
 HOST = "api.shop.example.com"

@@ -10,19 +10,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support.portico_process import PORTICO, SERVE_LISTENERS, start_portico, stop
 from tests.support.ports import free_port
-from tests.support.waiting import eventually_sync
 
 pytestmark = pytest.mark.e2e
-
-PORTICO = str(Path(sys.executable).with_name("portico"))
 
 
 def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -56,28 +53,18 @@ def server(portico_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, s
     assert password not in second.stderr
 
     log_path = tmp_path / "serve.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [PORTICO, "serve", "--no-migrate"], env=portico_env, stdout=log, stderr=log
-        )
-    base = f"http://{portico_env['PORTICO_LISTEN']}"
+    process = start_portico(
+        ["serve", "--no-migrate"],
+        portico_env,
+        log_path,
+        listen_on=SERVE_LISTENERS,
+        ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
+        timeout=30,
+    )
     try:
-
-        def healthy() -> bool:
-            assert process.poll() is None, log_path.read_text()
-            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
-
-        eventually_sync(
-            healthy,
-            30,
-            interval=0.1,
-            ignoring=(httpx.TransportError,),
-            what=lambda: f"portico serve answering /healthz; its log:\n{log_path.read_text()}",
-        )
-        yield base, password, log_path
+        yield f"http://{portico_env['PORTICO_LISTEN']}", password, log_path
     finally:
-        process.terminate()
-        process.wait(timeout=15)
+        stop(process)
 
 
 def test_new_user_journey(server: tuple[str, str, Path]) -> None:

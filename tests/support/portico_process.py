@@ -19,6 +19,8 @@ from .ports import free_port
 from .waiting import eventually_sync
 
 PORTICO = str(Path(sys.executable).with_name("portico"))
+#: the addresses `portico serve` listens on: management, gateway, status/metrics
+SERVE_LISTENERS = ("PORTICO_LISTEN", "PORTICO_GATEWAY_LISTEN", "PORTICO_METRICS_LISTEN")
 #: a port another process took between free_port() and the bind, as the log says it
 _PORT_TAKEN = "address already in use"
 

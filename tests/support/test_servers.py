@@ -111,7 +111,7 @@ def test_portico_serve_moves_off_a_port_taken_before_it_binds(
             ["serve"],
             env,
             log,
-            listen_on=("PORTICO_LISTEN", "PORTICO_GATEWAY_LISTEN", "PORTICO_METRICS_LISTEN"),
+            listen_on=portico_process.SERVE_LISTENERS,
             ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
             timeout=90,
         )
