@@ -80,8 +80,9 @@ _SQLITE_DOWN = [
     "DROP TABLE catalogue_facet_counts",
 ]
 
-#: pg_try_advisory_xact_lock's key for folding the rows: one folder at a time
-_FOLD_LOCK = 7_410_024
+#: pg_try_advisory_xact_lock's key for folding the rows: one folder at a time. The two-int
+#: form: its keys never meet the single bigint keys the rest of Portico locks (crc32 values)
+_FOLD_LOCK = "1347375700, 24"  # ('PORT' as an int, this migration)
 #: a statement that finds more rows than this folds them
 _FOLD_AT = 256
 
