@@ -17,6 +17,10 @@ connection, ``moderation_state``, ``visibility``, ``organisation``, ``published`
 ``title``, ``search`` common/rare/absent) × each sort ascending and descending; then the
 last page of each sort unfiltered (offset 99,950) and of each filter.
 
+Each case also says what the collector did during its requests (full collections, the
+longest pause): a p99 is the second worst of 100 requests, and one full collection inside a
+request can make it.
+
 ``BENCH_CASES=search`` keeps the cases whose label contains the text; ``BENCH_STORES=sqlite``
 measures one store.
 """
@@ -24,6 +28,7 @@ measures one store.
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import os
 import random
@@ -291,10 +296,38 @@ class Result:
     p50: float
     p99: float
     count: int
+    #: the collector's pauses during the case's requests: how many full (generation 2)
+    #: collections, and the longest pause of any generation (ms)
+    full_collections: int = 0
+    longest_pause: float = 0.0
 
     @property
     def passed(self) -> bool:
         return self.p99 <= TARGET_MS
+
+
+class GcPauses:
+    """The collector's pauses (``gc.callbacks``), by generation: a case's p99 is its second
+    worst request, and one full collection inside a request is enough to make it."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.pauses: list[tuple[int, float]] = []
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.pauses.append((info["generation"], time.perf_counter() - self.started))
+
+    def take(self) -> tuple[int, float]:
+        """Full collections and the longest pause (ms) since the last call."""
+        pauses, self.pauses = self.pauses, []
+        full = sum(1 for generation, _ in pauses if generation == 2)
+        return full, max((seconds for _, seconds in pauses), default=0.0) * 1000
+
+
+PAUSES = GcPauses()
 
 
 async def measure(
@@ -303,6 +336,7 @@ async def measure(
     path = f"{PREFIX}/apis"
     first = await http.get(path, params=params, headers=headers)  # warm
     first.raise_for_status()
+    PAUSES.take()
     times = []
     for _ in range(REQUESTS):
         started = time.perf_counter()
@@ -349,17 +383,20 @@ async def run(label: str, url: str, world: World, workdir: Path) -> list[Result]
     # the collector as `portico serve` leaves it once started (runner.settle_heap): start-up
     # objects frozen, young collections rarer
     settle_heap()
+    gc.callbacks.append(PAUSES)
     results: list[Result] = []
 
     def wanted(label: str) -> bool:
         return ONLY in label
 
     def report(result: Result) -> None:
+        result.full_collections, result.longest_pause = PAUSES.take()
         results.append(result)
         verdict = "PASS" if result.passed else "FAIL"
         print(
             f"  {result.label:<50} p50 {result.p50:6.1f} ms  p99 {result.p99:6.1f} ms  "
-            f"{verdict}  ({result.count:,} matching)",
+            f"{verdict}  ({result.count:,} matching; GC: {result.full_collections} full, "
+            f"longest pause {result.longest_pause:.1f} ms)",
             flush=True,
         )
 
@@ -391,6 +428,7 @@ async def run(label: str, url: str, world: World, workdir: Path) -> list[Result]
                 p50, p99, count = await measure(http, {**params, "page": str(last)}, headers)
                 report(Result(f"{name}, page {last}", p50, p99, count))
     finally:
+        gc.callbacks.remove(PAUSES)
         await database.dispose()
     return results
 
