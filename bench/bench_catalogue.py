@@ -67,7 +67,7 @@ from portico.marketplace.node.models import (
     Visibility,
 )
 from portico.marketplace.organisation.models import Organisation
-from portico.runner import settle_heap
+from portico.runner import SERVE_YOUNG_COLLECTION, settle_heap
 from tests.support.pgcluster import PostgresCluster
 
 NODES = int(os.environ.get("BENCH_NODES", "100000"))
@@ -382,7 +382,7 @@ async def run(label: str, url: str, world: World, workdir: Path) -> list[Result]
     headers = {"Authorization": f"Bearer {await token(database, admin_api)}"}
     # the collector as `portico serve` leaves it once started (runner.settle_heap): start-up
     # objects frozen, young collections rarer
-    settle_heap()
+    settle_heap(SERVE_YOUNG_COLLECTION)
     gc.callbacks.append(PAUSES)
     results: list[Result] = []
 

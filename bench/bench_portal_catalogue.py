@@ -45,7 +45,7 @@ from portico.marketplace.organisation.models import (
     TeamMembership,
 )
 from portico.portal.app import PREFIX
-from portico.runner import settle_heap
+from portico.runner import SERVE_YOUNG_COLLECTION, settle_heap
 from tests.support.pgcluster import PostgresCluster
 
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "50"))
@@ -164,7 +164,7 @@ async def run(label: str, url: str, world: World, team: uuid.UUID, workdir: Path
         "signed in": {"Authorization": f"Bearer {issued['someone']}"},
         "member": {"Authorization": f"Bearer {issued['member']}"},
     }
-    settle_heap()
+    settle_heap(SERVE_YOUNG_COLLECTION)
     failed = 0
     transport = httpx.ASGITransport(app=app)
     print(f"\n{label}: portal GET /apis, limit {LIMIT}, {REQUESTS} requests per case")
