@@ -79,7 +79,9 @@ class CatalogueRepository(NodeRepository):
                 conditions.append(search_queries.sqlite_candidates(filters.search))
                 ids, total = await self._search_page(conditions, query)
         else:
-            total = await self._count(bundle, filters, conditions)
+            # the facet counts know nothing of an audience: a page with one counts its nodes
+            facets = _faceted(filters) and not audience
+            total = await self._count(bundle, filters, conditions, facets=facets)
             if filters.search is not None and total <= SEARCH_SET and query.sort[0].name != "title":
                 # Few matches, not in title order: find them first, then order those alone.
                 # Walking the sort's index and reading each row's title to find a few would
@@ -100,10 +102,16 @@ class CatalogueRepository(NodeRepository):
         )
 
     async def _count(
-        self, bundle: Bundle, filters: NodeFilters, conditions: list[ColumnElement[bool]]
+        self,
+        bundle: Bundle,
+        filters: NodeFilters,
+        conditions: list[ColumnElement[bool]],
+        *,
+        facets: bool,
     ) -> int:
-        if _faceted(filters) and len(conditions) == 1 + _facet_filters(filters):
-            # the filters are all columns of the facet counts, and there is no audience
+        """How many nodes meet ``conditions``; from the facet counts when ``facets`` (the
+        filters are all columns of them, and no audience narrows the page)."""
+        if facets:
             return await self.facet_count(
                 bundle,
                 source_type=filters.source_type,
@@ -292,44 +300,23 @@ def _state_conditions(columns: Any, filters: NodeFilters) -> list[ColumnElement[
     return out
 
 
+def _unset(*values: object) -> bool:
+    return all(value is None for value in values)
+
+
 def _keyed(filters: NodeFilters) -> bool:
     """Whether a search's other filters are all columns the search keys hold a copy of."""
-    others = (
-        filters.source_type,
-        filters.connection_id,
-        filters.visibility,
-        filters.organisation_id,
-        filters.title,
-    )
-    return all(value is None for value in others)
+    f = filters
+    return _unset(f.source_type, f.connection_id, f.visibility, f.organisation_id, f.title)
 
 
 def _faceted(filters: NodeFilters) -> bool:
     """Whether the filters are all columns the facet counts hold (node/counts.py)."""
-    others = (
-        filters.connection_id,
-        filters.organisation_id,
-        filters.title,
-        filters.search,
-    )
-    return all(value is None for value in others)
-
-
-def _facet_filters(filters: NodeFilters) -> int:
-    """How many conditions the facet filters add (one each)."""
-    facets = (filters.source_type, filters.moderation_state, filters.visibility, filters.published)
-    return sum(value is not None for value in facets)
+    return _unset(filters.connection_id, filters.organisation_id, filters.title, filters.search)
 
 
 def _only_unindexed(filters: NodeFilters) -> bool:
     """Whether visibility is the only filter: the others' columns are each in an index."""
-    indexed = (
-        filters.source_type,
-        filters.connection_id,
-        filters.moderation_state,
-        filters.organisation_id,
-        filters.published,
-        filters.title,
-        filters.search,
-    )
-    return filters.visibility is not None and all(value is None for value in indexed)
+    f = filters
+    indexed = (f.source_type, f.connection_id, f.moderation_state, f.organisation_id)
+    return f.visibility is not None and _unset(*indexed, f.published, f.title, f.search)
