@@ -33,6 +33,16 @@ _COLUMNS = "bundle, source_type, moderation_state, visibility, nodes"
 _FILL = f"""INSERT INTO catalogue_facet_counts ({_COLUMNS})
     SELECT {_FACET}, count(*) FROM catalogue_nodes GROUP BY {_FACET}"""  # noqa: S608
 
+#: SQLite trigger steps: one node more in the facet of ``new``, one less in that of ``old``
+_SQLITE_ADD = f"""INSERT INTO catalogue_facet_counts ({_COLUMNS})
+        VALUES (new.bundle, new.source_type, coalesce(new.moderation_state, ''),
+            new.visibility, 1)
+        ON CONFLICT DO UPDATE SET nodes = nodes + 1;"""  # noqa: S608
+_SQLITE_REMOVE = """UPDATE catalogue_facet_counts SET nodes = nodes - 1
+        WHERE bundle = old.bundle AND source_type = old.source_type
+            AND moderation_state = coalesce(old.moderation_state, '')
+            AND visibility = old.visibility;"""
+
 _SQLITE_UP = [
     """CREATE TABLE catalogue_facet_counts (
         bundle VARCHAR(16) NOT NULL,
@@ -41,34 +51,20 @@ _SQLITE_UP = [
         visibility VARCHAR(16) NOT NULL,
         nodes INTEGER NOT NULL,
         PRIMARY KEY (bundle, source_type, moderation_state, visibility))""",
-    """CREATE TRIGGER catalogue_facet_counts_insert AFTER INSERT ON catalogue_nodes BEGIN
-        INSERT INTO catalogue_facet_counts (bundle, source_type, moderation_state, visibility,
-            nodes)
-        VALUES (new.bundle, new.source_type, coalesce(new.moderation_state, ''),
-            new.visibility, 1)
-        ON CONFLICT DO UPDATE SET nodes = nodes + 1;
+    f"""CREATE TRIGGER catalogue_facet_counts_insert AFTER INSERT ON catalogue_nodes BEGIN
+        {_SQLITE_ADD}
     END""",
-    """CREATE TRIGGER catalogue_facet_counts_delete AFTER DELETE ON catalogue_nodes BEGIN
-        UPDATE catalogue_facet_counts SET nodes = nodes - 1
-        WHERE bundle = old.bundle AND source_type = old.source_type
-            AND moderation_state = coalesce(old.moderation_state, '')
-            AND visibility = old.visibility;
+    f"""CREATE TRIGGER catalogue_facet_counts_delete AFTER DELETE ON catalogue_nodes BEGIN
+        {_SQLITE_REMOVE}
     END""",
-    """CREATE TRIGGER catalogue_facet_counts_update
+    f"""CREATE TRIGGER catalogue_facet_counts_update
     AFTER UPDATE OF bundle, source_type, moderation_state, visibility ON catalogue_nodes
     WHEN old.bundle IS NOT new.bundle OR old.source_type IS NOT new.source_type
         OR old.moderation_state IS NOT new.moderation_state
         OR old.visibility IS NOT new.visibility
     BEGIN
-        UPDATE catalogue_facet_counts SET nodes = nodes - 1
-        WHERE bundle = old.bundle AND source_type = old.source_type
-            AND moderation_state = coalesce(old.moderation_state, '')
-            AND visibility = old.visibility;
-        INSERT INTO catalogue_facet_counts (bundle, source_type, moderation_state, visibility,
-            nodes)
-        VALUES (new.bundle, new.source_type, coalesce(new.moderation_state, ''),
-            new.visibility, 1)
-        ON CONFLICT DO UPDATE SET nodes = nodes + 1;
+        {_SQLITE_REMOVE}
+        {_SQLITE_ADD}
     END""",
     _FILL,
 ]
