@@ -30,7 +30,7 @@ import jwt
 import pytest
 
 from tests.e2e.test_gateway import STARTUP, wait_for
-from tests.support.portico_process import PORTICO, SERVE_LISTENERS, start_portico, stop
+from tests.support.portico_process import PORTICO, start_serve, stop
 from tests.support.smtpserver import SmtpServer
 
 pytestmark = pytest.mark.e2e
@@ -246,14 +246,7 @@ def portico(database_url: str, tmp_path: Path, smtp: SmtpServer) -> Iterator[Por
     )
     subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
     log = tmp_path / "serve.log"
-    process = start_portico(
-        ["serve"],
-        env,
-        log,
-        listen_on=SERVE_LISTENERS,
-        ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
-        timeout=STARTUP,
-    )
+    process = start_serve(env, log, timeout=STARTUP)
     try:
         yield Portico(env=env, control=f"http://{env['PORTICO_LISTEN']}", log=log)
     finally:

@@ -26,13 +26,7 @@ from sqlalchemy import select
 
 from portico.core.db.engine import Database
 from portico.management.telemetry.models import TelemetryRollup
-from tests.support.portico_process import (
-    PORTICO,
-    SERVE_LISTENERS,
-    start_portico,
-    stop,
-    wait_for,
-)
+from tests.support.portico_process import PORTICO, start_serve, stop, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -89,14 +83,7 @@ def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     )
     subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
     log = tmp_path / "serve.log"
-    process = start_portico(
-        ["serve"],
-        env,
-        log,
-        listen_on=SERVE_LISTENERS,
-        ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
-        timeout=STARTUP,
-    )
+    process = start_serve(env, log, timeout=STARTUP)
     try:
         yield {
             "control": f"http://{env['PORTICO_LISTEN']}",

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.portico_process import PORTICO, SERVE_LISTENERS, start_portico, stop
+from tests.support.portico_process import PORTICO, start_serve, stop
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e
@@ -53,14 +53,7 @@ def server(portico_env: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, s
     assert password not in second.stderr
 
     log_path = tmp_path / "serve.log"
-    process = start_portico(
-        ["serve", "--no-migrate"],
-        portico_env,
-        log_path,
-        listen_on=SERVE_LISTENERS,
-        ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
-        timeout=30,
-    )
+    process = start_serve(portico_env, log_path, "--no-migrate", timeout=30)
     try:
         yield f"http://{portico_env['PORTICO_LISTEN']}", password, log_path
     finally:

@@ -96,6 +96,21 @@ def start_portico(
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+def start_serve(
+    env: dict[str, str], log_path: Path, *options: str, timeout: float
+) -> subprocess.Popen[bytes]:
+    """``portico serve *options`` on picked ports (``env`` gets them), once /healthz
+    answers."""
+    return start_portico(
+        ["serve", *options],
+        env,
+        log_path,
+        listen_on=SERVE_LISTENERS,
+        ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
+        timeout=timeout,
+    )
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.terminate()

@@ -107,14 +107,7 @@ def test_portico_serve_moves_off_a_port_taken_before_it_binds(
     env["PORTICO_DATA_DIR"] = str(tmp_path / "var")
     log = tmp_path / "serve.log"
     with blocker:
-        process = portico_process.start_portico(
-            ["serve"],
-            env,
-            log,
-            listen_on=portico_process.SERVE_LISTENERS,
-            ready=lambda env: f"http://{env['PORTICO_LISTEN']}/healthz",
-            timeout=90,
-        )
+        process = portico_process.start_serve(env, log, timeout=90)
         try:
             assert env["PORTICO_LISTEN"] != f"127.0.0.1:{taken}"
             assert "address already in use" in log.read_text().lower()  # the first try
