@@ -15,7 +15,8 @@ import uuid
 from typing import Any
 
 import pytest
-from sqlalchemy import event, insert, text
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from portico.core.db.engine import Database
 from portico.core.pagination import ListQuery, SortKey
@@ -30,6 +31,12 @@ from portico.marketplace.node.models import (
 )
 from portico.marketplace.organisation.models import Organisation, Team
 from portico.marketplace.storefront.repository import ANONYMOUS, StorefrontRepository, Viewer
+from tests.support.query_plans import (
+    IssuedStatements,
+    load_analyzed,
+    plan_of,
+    read_from_index_alone,
+)
 
 INDEX = "ix_catalogue_nodes_bundle_state_visibility"
 NODES = 4_000
@@ -72,28 +79,15 @@ async def _catalogue(database: Database) -> tuple[uuid.UUID, uuid.UUID]:
                     "team_id": team if rng.random() < 1 / 3 else None,
                 }
             )
-    sqlite = database.engine.dialect.name == "sqlite"
-    async with database.session() as session, session.begin():
-        if not sqlite:
-            # The test cluster commits asynchronously: until its commit is flushed, VACUUM
-            # may not mark the rows' pages all-visible, and the planner then costs an
-            # index-only scan as one reading every row.
-            await session.execute(text("SET LOCAL synchronous_commit = on"))
+
+    async def write(session: AsyncSession) -> None:
         session.add(Organisation(id=organisation, name="Acme", domains=[]))
         await session.flush()
         session.add(Team(id=team, organisation_id=organisation, name="Core"))
         await session.execute(insert(CatalogueNode), nodes)
         await session.execute(insert(NodeAudience), audiences)
-    if sqlite:
-        async with database.session() as session, session.begin():
-            await session.execute(text("ANALYZE"))
-    else:
-        # what autovacuum does after a bulk load: statistics, and the visibility map an
-        # index-only scan needs to skip the rows
-        async with database.engine.connect() as connection:
-            autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
-            await autocommit.execute(text("VACUUM ANALYZE catalogue_nodes"))
-            await autocommit.execute(text("VACUUM ANALYZE catalogue_node_audiences"))
+
+    await load_analyzed(database, write, ["catalogue_nodes", "catalogue_node_audiences"])
     return organisation, team
 
 
@@ -105,31 +99,13 @@ async def test_the_count_reads_the_state_index_alone(database: Database, caller:
         "signed in": Viewer(signed_in=True),
         "member": Viewer(signed_in=True, organisations={organisation: frozenset({team})}),
     }[caller]
-    sqlite = database.engine.dialect.name == "sqlite"
-
-    issued: list[tuple[str, Any]] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        issued.append((statement, parameters))
-
     query = ListQuery(page=1, size=50, sort=(SortKey("created_at", descending=True),))
     async with database.session() as session:
-        event.listen(database.engine.sync_engine, "before_cursor_execute", record)
-        try:
+        with IssuedStatements(database) as issued:
             page = await StorefrontRepository(session, viewer).page_of(
                 Bundle.APIS, NodeFilters(), query, documentation=False
             )
-        finally:
-            event.remove(database.engine.sync_engine, "before_cursor_execute", record)
         assert page.total > 0
-        [(count, parameters)] = [
-            (statement, parameters)
-            for statement, parameters in issued
-            if statement.lstrip().lower().startswith("select count(*)")
-        ]
-        explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
-        connection = await session.connection()
-        plan = await connection.exec_driver_sql(explain + count, parameters)
-        lines = "\n".join(str(row[-1]) for row in plan)
-    expected = f"COVERING INDEX {INDEX}" if sqlite else f"Index Only Scan using {INDEX}"
-    assert expected in lines, lines
+        [(count, parameters)] = issued.starting("select count(*)")
+        lines = await plan_of(session, count, parameters)
+    assert read_from_index_alone(database, INDEX, lines), lines

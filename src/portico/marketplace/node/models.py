@@ -90,6 +90,17 @@ class CatalogueNode(IdMixin, TimestampMixin, Base):
             "visibility",
         ),
         Index("ix_catalogue_nodes_bundle_visibility", "bundle", "visibility", "title", "id"),
+        # an organisation's nodes counted and ordered by any list order from the index alone
+        Index(
+            "ix_catalogue_nodes_organisation_orders",
+            "organisation_id",
+            "bundle",
+            "title",
+            "created_at",
+            "updated_at",
+            "moderation_state",
+            "id",
+        ),
     )
 
     bundle: Mapped[Bundle] = mapped_column(_enum(Bundle, 16))
@@ -104,7 +115,7 @@ class CatalogueNode(IdMixin, TimestampMixin, Base):
     #: a product's quota: {limit, interval, interval_unit} as the gateway enforces it
     quota: Mapped[dict[str, Any] | None] = mapped_column(json_type(), default=None)
     organisation_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("portal_organisations.id", ondelete="SET NULL"), default=None, index=True
+        ForeignKey("portal_organisations.id", ondelete="SET NULL"), default=None
     )
     visibility: Mapped[Visibility] = mapped_column(
         _enum(Visibility, 16), default=Visibility.INTERNAL
