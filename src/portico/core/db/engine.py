@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -61,7 +62,26 @@ def build_engine(url: str, *, echo: bool = False, pool: bool = True) -> AsyncEng
         )
         _configure_sqlite(engine)
         return engine
-    return create_async_engine(url, pool_pre_ping=True, **kwargs)
+    engine = create_async_engine(url, **kwargs)
+    _discard_closed_connections(engine)
+    return engine
+
+
+def _discard_closed_connections(engine: AsyncEngine) -> None:
+    """A pooled PostgreSQL connection the server has closed is replaced at checkout.
+
+    SQLAlchemy's ``pool_pre_ping`` asks the server on every checkout: on asyncpg three round
+    trips (BEGIN, an empty statement, ROLLBACK), ~0.9 ms of every request. A restarted or
+    terminated server closes its connections; the event loop reads that end while the
+    connection idles in the pool and asyncpg marks it closed, so the check here is local.
+    Raising ``DisconnectionError`` makes the pool drop the connection and check out another.
+    A connection whose end has not been read yet fails its first statement; SQLAlchemy then
+    invalidates it as a disconnect (the request fails once, as it would mid-transaction)."""
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        if dbapi_connection.driver_connection.is_closed():
+            raise DisconnectionError("the server closed this pooled connection")
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
