@@ -9,7 +9,15 @@ NATIVE := build/native/manifest.json
 NATIVE_SOURCES := $(shell find src/portico/gateway -name '*.py') \
 	src/portico/native.py scripts/build_native.py
 
-.PHONY: run test test-sqlite test-postgresql test-interpreted lint bench native system-packages clean
+# the web console (web/console): built with Vite when missing or stale, never committed
+CONSOLE := web/console
+CONSOLE_MODULES := $(CONSOLE)/node_modules/.package-lock.json
+CONSOLE_BUILD := $(CONSOLE)/dist/index.html
+CONSOLE_SOURCES := $(shell find $(CONSOLE)/src -type f 2>/dev/null) $(CONSOLE)/index.html \
+	$(CONSOLE)/vite.config.ts $(CONSOLE)/tsconfig.json $(CONSOLE)/package-lock.json
+
+.PHONY: run test test-sqlite test-postgresql test-interpreted lint bench native web \
+	system-packages clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,8 +31,18 @@ $(NATIVE): $(STAMP) $(NATIVE_SOURCES)
 ## native: compile the gateway's hot modules (make run, test and bench do it when needed)
 native: $(NATIVE)
 
+$(CONSOLE_MODULES): $(CONSOLE)/package-lock.json
+	cd $(CONSOLE) && npm ci --no-audit --no-fund --loglevel=error
+
+$(CONSOLE_BUILD): $(CONSOLE_MODULES) $(CONSOLE_SOURCES)
+	cd $(CONSOLE) && npm run --silent build
+
+## web: build the web console (make run and test do it when needed)
+web: $(CONSOLE_BUILD)
+
 ## run: install, migrate the embedded SQLite store, bootstrap, and serve on 127.0.0.1:9180
-run: $(STAMP) $(NATIVE)
+## (the web console at /console/)
+run: $(STAMP) $(NATIVE) $(CONSOLE_BUILD)
 	$(BIN)/portico db upgrade
 	$(BIN)/portico bootstrap
 	$(BIN)/portico serve --no-migrate
@@ -35,7 +53,7 @@ system-packages:
 ## test: the whole suite on SQLite, then the tests that use the store on a throwaway
 ## PostgreSQL cluster (the gateway compiled), then the gateway's tests once more on its
 ## interpreted modules; each run in TEST_WORKERS processes (pytest-xdist)
-test: $(STAMP) system-packages test-sqlite test-postgresql test-interpreted
+test: $(STAMP) system-packages $(CONSOLE_BUILD) test-sqlite test-postgresql test-interpreted
 
 # One worker per core of the 2-core CI machine (make test TEST_WORKERS=4 on a bigger one).
 # worksteal: an idle worker takes queued tests from a busy one, so a slow module does not
@@ -53,11 +71,12 @@ test-interpreted: $(STAMP)
 	PORTICO_NATIVE=0 $(BIN)/pytest --db=sqlite $(XDIST) tests/gateway
 
 ## lint: ruff, mypy and the import contracts of pyproject.toml (layering, no import cycle), all clean
-lint: $(STAMP)
+lint: $(STAMP) $(CONSOLE_MODULES)
 	$(BIN)/ruff check src tests bench migrations
 	$(BIN)/ruff format --check src tests bench migrations
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache --no-logo
+	cd $(CONSOLE) && npx --no-install tsc --noEmit -p tsconfig.json
 
 ## bench: benchmarks, printed with ratios against their reference
 bench: $(STAMP) $(NATIVE)
@@ -65,4 +84,4 @@ bench: $(STAMP) $(NATIVE)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache $(CONSOLE)/node_modules $(CONSOLE)/dist

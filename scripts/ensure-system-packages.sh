@@ -5,6 +5,8 @@
 #   * slapd and slapadd (package slapd) and the ldap-utils clients, for ldap-auth's tests
 #   * libmodsecurity3 and modsecurity-crs (the WAF engine: ModSecurity v3 through ctypes, with
 #     the OWASP Core Rule Set; no compiler or -dev package needed)
+#   * chromium (Debian's browser; the console's browser tests drive it with Playwright)
+#   * nodejs and npm, only where the machine has none (the console is built with Vite)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
 # The tests start their own throwaway servers on loopback; nothing here configures or uses the
@@ -37,6 +39,8 @@ have_slapd || missing+=(slapd)
 command -v ldapwhoami >/dev/null 2>&1 || missing+=(ldap-utils)
 has_modsecurity || missing+=(libmodsecurity3)
 has_crs || missing+=(modsecurity-crs)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 actions=()
 
@@ -70,6 +74,8 @@ if ((${#missing[@]} > 0)); then
     command -v ldapwhoami >/dev/null 2>&1 || still_missing+=(ldap-utils)
     has_modsecurity || still_missing+=(libmodsecurity3)
     has_crs || still_missing+=(modsecurity-crs)
+    command -v chromium >/dev/null 2>&1 || still_missing+=(chromium)
+    command -v npm >/dev/null 2>&1 || still_missing+=(nodejs npm)
     if ((${#still_missing[@]} > 0)); then
         tail -n 30 "$apt_log" >&2
         echo "$me: still missing after apt-get install: ${still_missing[*]}" >&2

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from portico import __version__
+from portico.console import mount_console
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
 from portico.core.middleware import RequestContextMiddleware
@@ -81,6 +82,7 @@ def create_app(
     )
     app.mount(PORTAL_PREFIX, portal_api)
     include_management_routes(app)
+    mount_console(app, settings.console_dir)
     # the pages the problem documents' ``type`` URIs name (relative: resolved at this root)
     app.include_router(problem_pages_router)
     openapi.install(app)  # every route's failures (problem+json), derived once for all

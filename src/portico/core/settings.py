@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     gateway_listen: str = Field("127.0.0.1:9080", description="host:port of the gateway.")
     metrics_listen: str = Field("127.0.0.1:9091", description="host:port of /metrics.")
     public_url: str = Field("", description="How users reach the control plane (links).")
+    console_dir: Path = Field(
+        Path(__file__).resolve().parents[3] / "web" / "console" / "dist",
+        description="The built web console, served under /console/ (`make run` builds it).",
+    )
     access_token_ttl_seconds: int = Field(3600, ge=60, le=86400)
     refresh_token_ttl_seconds: int = Field(30 * 86400, ge=3600)
     max_body_bytes: int = Field(

@@ -1,0 +1,98 @@
+"""The console's browser tests: a real ``portico serve`` (its console built by ``make web``)
+and Debian's chromium driven by Playwright, headless, on loopback only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from portico.core.settings import Settings
+from tests.support.portico_process import PORTICO, start_serve, stop
+
+OWNER = "owner@example.com"
+OWNER_PASSWORD = "owner-password-123"
+STARTUP = 90.0
+#: chromium as the machine has it; its flags keep it off the network it cannot reach
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass(frozen=True)
+class Console:
+    control: str
+    env: dict[str, str]
+
+    @property
+    def url(self) -> str:
+        return f"{self.control}/console/"
+
+    @contextmanager
+    def management(self) -> Iterator[httpx.Client]:
+        """A client of the management API signed in as the owner, based at its
+        organisation."""
+        with httpx.Client(base_url=self.control, timeout=15) as client:
+            login = {"email": OWNER, "password": OWNER_PASSWORD}
+            answer = client.post("/api/auth/login", json=login)
+            assert answer.status_code == 200, answer.text
+            client.headers["Authorization"] = f"Bearer {answer.json()['token']}"
+            org = client.get("/api/me").json()["orgs"][0]["id"]
+            client.base_url = httpx.URL(f"{self.control}/api/orgs/{org}")
+            yield client
+
+
+@pytest.fixture
+def console(database_url: str, tmp_path: Path) -> Iterator[Console]:
+    built = Settings(_env_file=None).console_dir  # type: ignore[call-arg]
+    assert (built / "index.html").is_file(), f"the console is not built at {built}: make web"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
+    env.update(
+        PORTICO_DATA_DIR=str(tmp_path / "var"),
+        PORTICO_DATABASE_URL=database_url,
+        PORTICO_BOOTSTRAP_ADMIN_EMAIL=OWNER,
+        PORTICO_BOOTSTRAP_ADMIN_PASSWORD=OWNER_PASSWORD,
+    )
+    subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
+    process = start_serve(env, tmp_path / "serve.log", timeout=STARTUP)
+    try:
+        yield Console(control=f"http://{env['PORTICO_LISTEN']}", env=env)
+    finally:
+        stop(process)
+
+
+@pytest.fixture
+def browser(console: Console) -> Iterator[Browser]:
+    """Playwright's synchronous API keeps its event loop running in this thread while it is
+    open: it starts after (and stops before) the fixtures that run their own loop to set the
+    store up and tear it down (``console`` and what it uses)."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context()
+    opened = context.new_page()
+    opened.set_default_timeout(20_000)
+    yield opened
+    context.close()

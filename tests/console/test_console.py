@@ -1,0 +1,84 @@
+"""The web console in a real browser, against a real ``portico serve``: sign-in (refused,
+then accepted), the environments with their gateway hosts, an environment's page, and the
+seed's rule that "Add Service" is disabled, with its reason, for a user without
+``api.create``, while a user with it adds a service through the form (a field's error shown
+at the field)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.console.conftest import OWNER, OWNER_PASSWORD, Console
+
+pytestmark = pytest.mark.e2e
+
+VIEWER = "viewer@example.com"
+VIEWER_PASSWORD = "viewer-password-123"
+
+
+def sign_in(page: Page, console: Console, email: str, password: str) -> None:
+    page.goto(console.url)
+    page.get_by_label("Email").fill(email)
+    page.get_by_role("textbox", name="Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def test_sign_in_environments_and_an_environments_page(page: Page, console: Console) -> None:
+    with console.management() as cp:
+        created = cp.post("/envs", json={"name": "prod", "gatewayHosts": ["api.example.com"]})
+        assert created.status_code == 201, created.text
+
+    sign_in(page, console, OWNER, "not the password")
+    expect(page.get_by_role("alert")).to_contain_text("Sign-in refused")
+
+    page.get_by_role("textbox", name="Password").fill(OWNER_PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Environments")).to_be_visible()
+    table = page.get_by_role("table", name="Environments")
+    row = table.get_by_role("row").filter(has_text="prod")
+    expect(row).to_contain_text("api.example.com")
+
+    row.get_by_role("link", name="prod").click()
+    expect(page).to_have_url(f"{console.url}environments/{created.json()['id']}")
+    expect(page.get_by_role("heading", name="Data-plane nodes")).to_be_visible()
+    expect(page.get_by_text("Nothing is deployed here yet.")).to_be_visible()
+
+    # a reload of a deep link reaches the same page (the server answers the console's index)
+    page.reload()
+    expect(page.get_by_role("heading", name="prod")).to_be_visible()
+
+
+def test_add_service_needs_api_create(page: Page, console: Console) -> None:
+    with console.management() as cp:
+        roles = cp.get("/roles", params={"size": 100}).json()["items"]
+        viewer_role = next(r["id"] for r in roles if "api.create" not in r["permissions"])
+        invited = cp.post("/users", json={"email": VIEWER, "roleIds": [viewer_role]})
+        assert invited.status_code == 201, invited.text
+        token = invited.json()["invitation"]["token"]
+    accepted = httpx.post(
+        f"{console.control}/api/auth/accept-invitation",
+        json={"token": token, "password": VIEWER_PASSWORD},
+    )
+    assert accepted.status_code in (200, 201), accepted.text
+
+    sign_in(page, console, VIEWER, VIEWER_PASSWORD)
+    page.get_by_role("link", name="APIs").click()
+    add = page.get_by_role("button", name="Add Service")
+    expect(add).to_be_disabled()
+    page.get_by_label("Add Service needs the api.create permission").hover()
+    expect(page.get_by_text("You need the api.create permission to add a service")).to_be_visible()
+
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="APIs").click()
+    page.get_by_role("button", name="Add Service").click()
+    form = page.get_by_role("form", name="Add Service")
+    form.get_by_label("Name").fill(" orders")  # a leading space: the API refuses the name
+    form.get_by_role("button", name="Create").click()
+    expect(form.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
+    form.get_by_label("Name").fill("orders")
+    form.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("table", name="APIs").get_by_role("row")).to_have_count(2)
+    expect(page.get_by_role("table", name="APIs")).to_contain_text("orders")

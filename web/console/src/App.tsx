@@ -1,0 +1,32 @@
+import { Center, Loader } from "@mantine/core";
+import { Navigate, Route, Routes } from "react-router";
+
+import { useAuth } from "./auth";
+import { Layout } from "./Layout";
+import { ApisPage } from "./pages/Apis";
+import { EnvironmentPage } from "./pages/Environment";
+import { EnvironmentsPage } from "./pages/Environments";
+import { SignInPage } from "./pages/SignIn";
+
+export function App() {
+  const { me, loading } = useAuth();
+  if (loading) {
+    return (
+      <Center h="100vh">
+        <Loader aria-label="Loading" />
+      </Center>
+    );
+  }
+  if (!me) return <SignInPage />;
+  return (
+    <Routes>
+      <Route element={<Layout />}>
+        <Route index element={<Navigate to="/environments" replace />} />
+        <Route path="environments" element={<EnvironmentsPage />} />
+        <Route path="environments/:envId" element={<EnvironmentPage />} />
+        <Route path="apis" element={<ApisPage />} />
+        <Route path="*" element={<Navigate to="/environments" replace />} />
+      </Route>
+    </Routes>
+  );
+}

@@ -1,0 +1,125 @@
+// The management service's public HTTP API, as the console calls it: a bearer token on every
+// call, renewed once through the refresh token when a call answers 401.
+
+export interface Tokens {
+  token: string;
+  refreshToken: string;
+  expiresAt: string;
+}
+
+/** A problem document (RFC 9457) the API answered with, or a plain failure. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly problem: Record<string, unknown>;
+
+  constructor(status: number, problem: Record<string, unknown>) {
+    const detail = typeof problem.detail === "string" ? problem.detail : undefined;
+    const title = typeof problem.title === "string" ? problem.title : undefined;
+    super(detail ?? title ?? `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem;
+  }
+
+  /** The field errors of a validation problem, by JSON pointer. */
+  fieldErrors(): Record<string, string> {
+    const errors = this.problem.errors;
+    const found: Record<string, string> = {};
+    if (Array.isArray(errors)) {
+      for (const error of errors) {
+        if (error && typeof error.pointer === "string" && typeof error.detail === "string") {
+          found[error.pointer] = error.detail;
+        }
+      }
+    }
+    return found;
+  }
+}
+
+const STORE_KEY = "portico.console.tokens";
+
+// The tab's session only: a closed tab signs out (no token outlives the browser session).
+export function storedTokens(): Tokens | null {
+  const raw = sessionStorage.getItem(STORE_KEY);
+  return raw ? (JSON.parse(raw) as Tokens) : null;
+}
+
+export function storeTokens(tokens: Tokens | null): void {
+  if (tokens) sessionStorage.setItem(STORE_KEY, JSON.stringify(tokens));
+  else sessionStorage.removeItem(STORE_KEY);
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  let problem: Record<string, unknown> = {};
+  try {
+    problem = (await response.json()) as Record<string, unknown>;
+  } catch {
+    problem = { title: response.statusText };
+  }
+  return new ApiError(response.status, problem);
+}
+
+let renewing: Promise<boolean> | null = null;
+
+/** One renewal at a time: concurrent 401s wait for the same refresh. */
+async function renew(): Promise<boolean> {
+  const tokens = storedTokens();
+  if (!tokens) return false;
+  renewing ??= (async () => {
+    const response = await fetch("/api/auth/refresh", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ refreshToken: tokens.refreshToken }),
+    });
+    if (!response.ok) {
+      storeTokens(null);
+      return false;
+    }
+    const renewed = (await response.json()) as Partial<Tokens>;
+    storeTokens({ ...tokens, ...renewed } as Tokens);
+    return true;
+  })().finally(() => {
+    renewing = null;
+  });
+  return renewing;
+}
+
+export async function signIn(email: string, password: string): Promise<Tokens> {
+  const response = await fetch("/api/auth/login", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
+  if (!response.ok) throw await failure(response);
+  const tokens = (await response.json()) as Tokens;
+  storeTokens(tokens);
+  return tokens;
+}
+
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const send = () => {
+    const headers: Record<string, string> = {};
+    const tokens = storedTokens();
+    if (tokens) headers.Authorization = `Bearer ${tokens.token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    return fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  };
+  let response = await send();
+  if (response.status === 401 && (await renew())) response = await send();
+  if (!response.ok) throw await failure(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+export const get = <T,>(path: string) => call<T>("GET", path);
+export const post = <T,>(path: string, body: unknown) => call<T>("POST", path, body);
+
+export interface Page<T> {
+  items: T[];
+  page: number;
+  size: number;
+  total: number;
+}
