@@ -82,3 +82,56 @@ def test_add_service_needs_api_create(page: Page, console: Console) -> None:
     form.get_by_role("button", name="Create").click()
     expect(page.get_by_role("table", name="APIs").get_by_role("row")).to_have_count(2)
     expect(page.get_by_role("table", name="APIs")).to_contain_text("orders")
+
+
+def test_the_add_upstream_wizard(page: Page, console: Console) -> None:
+    """The seed's wizard rules: Next needs Name and Environment on Overview, a node on
+    Targets, and stays disabled while Service discovery is on; the API's refusal of a field
+    is shown at that field; the created upstream is listed with its node and checks."""
+    with console.management() as cp:
+        env = cp.post("/envs", json={"name": "staging", "gatewayHosts": ["staging.example.com"]})
+        assert env.status_code == 201, env.text
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="Upstreams").click()
+    page.get_by_role("button", name="Add Upstream").click()
+    wizard = page.get_by_role("dialog", name="Add Upstream")
+    next_step = wizard.get_by_role("button", name="Next")
+
+    expect(next_step).to_be_disabled()
+    wizard.get_by_label("Name").fill("orders-backend")
+    expect(next_step).to_be_disabled()  # no environment yet
+    wizard.get_by_label("Environment").click()
+    page.get_by_role("option", name="staging").click()
+    expect(next_step).to_be_enabled()
+    next_step.click()
+
+    expect(next_step).to_be_disabled()  # no node yet
+    wizard.get_by_label("Host").fill("127.0.0.1")
+    wizard.get_by_label("Port").fill("8080")
+    wizard.get_by_role("button", name="Add node").click()
+    expect(wizard.get_by_text("127.0.0.1:8080 (weight 1)")).to_be_visible()
+    expect(next_step).to_be_enabled()
+    wizard.get_by_label("Service discovery").check()
+    expect(wizard.get_by_label("Host")).to_have_count(0)  # manual entry hidden
+    expect(next_step).to_be_disabled()
+    wizard.get_by_label("Service discovery").uncheck()
+    next_step.click()
+
+    wizard.get_by_label("Active checks").check()
+    wizard.get_by_label("Probe path").fill("health")  # no leading '/': the API refuses it
+    wizard.get_by_role("button", name="Create upstream").click()
+    expect(wizard.get_by_label("Probe path")).to_have_attribute("aria-invalid", "true")
+    wizard.get_by_label("Probe path").fill("/health")
+    wizard.get_by_role("button", name="Create upstream").click()
+
+    table = page.get_by_role("table", name="Upstreams")
+    row = table.get_by_role("row").filter(has_text="orders-backend")
+    expect(row).to_contain_text("127.0.0.1:8080")
+    expect(row).to_contain_text("active")
+    with console.management() as cp:
+        [stored] = cp.get(f"/envs/{env.json()['id']}/upstreams").json()["items"]
+    assert stored["specification"]["checks"]["active"]["http_path"] == "/health"
+    assert stored["specification"]["nodes"] == [
+        {**stored["specification"]["nodes"][0], "host": "127.0.0.1", "port": 8080, "weight": 1}
+    ]

@@ -7,6 +7,7 @@ import { ApisPage } from "./pages/Apis";
 import { EnvironmentPage } from "./pages/Environment";
 import { EnvironmentsPage } from "./pages/Environments";
 import { SignInPage } from "./pages/SignIn";
+import { UpstreamsPage } from "./pages/Upstreams";
 
 export function App() {
   const { me, loading } = useAuth();
@@ -24,6 +25,7 @@ export function App() {
         <Route index element={<Navigate to="/environments" replace />} />
         <Route path="environments" element={<EnvironmentsPage />} />
         <Route path="environments/:envId" element={<EnvironmentPage />} />
+        <Route path="upstreams" element={<UpstreamsPage />} />
         <Route path="apis" element={<ApisPage />} />
         <Route path="*" element={<Navigate to="/environments" replace />} />
       </Route>

@@ -5,6 +5,7 @@ import { useAuth } from "./auth";
 
 const SECTIONS = [
   { to: "/environments", label: "Environments" },
+  { to: "/upstreams", label: "Upstreams" },
   { to: "/apis", label: "APIs" },
 ];
 

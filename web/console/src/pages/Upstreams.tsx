@@ -1,0 +1,117 @@
+import { Alert, Badge, Button, Group, Loader, Select, Stack, Table, Text, Title } from "@mantine/core";
+import { useState } from "react";
+
+import type { Page } from "../api";
+import { useAuth } from "../auth";
+import { useFetched } from "../useFetched";
+import { AddUpstream } from "./AddUpstream";
+import type { Environment } from "./Environments";
+
+export interface UpstreamNode {
+  host: string;
+  port: number;
+  weight: number;
+}
+
+interface Upstream {
+  id: string;
+  name: string;
+  description: string;
+  specification: {
+    type: string;
+    nodes?: UpstreamNode[];
+    discovery?: { type: string; serviceName: string };
+    checks?: { active?: unknown; passive?: unknown };
+  };
+}
+
+export function UpstreamsPage() {
+  const { org, can } = useAuth();
+  const envs = useFetched<Page<Environment>>(`/api/orgs/${org!.id}/envs?size=100`);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const envId = chosen ?? envs.data?.items[0]?.id ?? null;
+  const [adding, setAdding] = useState(false);
+  const allowed = can("upstream.manage");
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2}>Upstreams</Title>
+        <Button onClick={() => setAdding(true)} disabled={!allowed}>
+          Add Upstream
+        </Button>
+      </Group>
+      {!allowed && <Text c="dimmed">Adding an upstream needs the upstream.manage permission.</Text>}
+      {envs.error && <Alert color="red">{envs.error.message}</Alert>}
+      {envs.data && envs.data.items.length === 0 && <Text>Create an environment first.</Text>}
+      {envs.data && envs.data.items.length > 0 && (
+        <Select
+          label="Environment"
+          data={envs.data.items.map((e) => ({ value: e.id, label: e.name }))}
+          value={envId}
+          onChange={setChosen}
+          allowDeselect={false}
+          w={260}
+        />
+      )}
+      {envId && <UpstreamTable key={`${envId}-${adding}`} orgId={org!.id} envId={envId} />}
+      {envs.data && (
+        <AddUpstream
+          opened={adding}
+          environments={envs.data.items}
+          onClose={() => setAdding(false)}
+          onAdded={(created) => {
+            setChosen(created);
+            setAdding(false);
+          }}
+        />
+      )}
+    </Stack>
+  );
+}
+
+function UpstreamTable({ orgId, envId }: { orgId: string; envId: string }) {
+  const upstreams = useFetched<Page<Upstream>>(`/api/orgs/${orgId}/envs/${envId}/upstreams?size=100`);
+  if (upstreams.error) return <Alert color="red">{upstreams.error.message}</Alert>;
+  if (!upstreams.data) return <Loader aria-label="Loading upstreams" />;
+  if (upstreams.data.items.length === 0) return <Text>No upstream in this environment yet.</Text>;
+  return (
+    <Table aria-label="Upstreams" striped>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Name</Table.Th>
+          <Table.Th>Targets</Table.Th>
+          <Table.Th>Balancing</Table.Th>
+          <Table.Th>Health checks</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {upstreams.data.items.map((u) => (
+          <Table.Tr key={u.id}>
+            <Table.Td>{u.name}</Table.Td>
+            <Table.Td>
+              {u.specification.discovery ? (
+                <Badge variant="light">
+                  {u.specification.discovery.type}: {u.specification.discovery.serviceName}
+                </Badge>
+              ) : (
+                <Group gap={4}>
+                  {(u.specification.nodes ?? []).map((n) => (
+                    <Badge key={`${n.host}:${n.port}`} variant="light">
+                      {n.host}:{n.port} × {n.weight}
+                    </Badge>
+                  ))}
+                </Group>
+              )}
+            </Table.Td>
+            <Table.Td>{u.specification.type}</Table.Td>
+            <Table.Td>
+              {[u.specification.checks?.active && "active", u.specification.checks?.passive && "passive"]
+                .filter(Boolean)
+                .join(" + ") || "none"}
+            </Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  );
+}
