@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.console.conftest import OWNER, OWNER_PASSWORD, Console
+from tests.e2e.test_gateway import backend  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e
 
@@ -135,3 +136,83 @@ def test_the_add_upstream_wizard(page: Page, console: Console) -> None:
     assert stored["specification"]["nodes"] == [
         {**stored["specification"]["nodes"][0], "host": "127.0.0.1", "port": 8080, "weight": 1}
     ]
+
+
+def test_revisions_compare_and_deploy_with_the_conflict_explained(
+    page: Page,
+    console: Console,
+    backend: int,  # noqa: F811
+) -> None:
+    """An API deployed at revision 1; in the console: clone it, compare the clone (changed by
+    the API) with revision 1, dry-run it, deploy it (refused: revision 1 is live, the
+    conflict explained), deploy it with force, and roll back to revision 1 the same way."""
+    route = {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
+    with console.management() as cp:
+        env = cp.post("/envs", json={"name": "prod", "gatewayHosts": ["api.example.com"]}).json()
+        node = {"host": "127.0.0.1", "port": backend}
+        upstream = cp.post(
+            f"/envs/{env['id']}/upstreams",
+            json={"name": "echo", "specification": {"nodes": [node]}},
+        ).json()
+        api = cp.post("/apis", json={"name": "orders"}).json()
+        first = cp.post(
+            f"/apis/{api['id']}/revisions",
+            json={
+                "serviceSpec": {"plugins": {}},
+                "routeSpec": [route],
+                "environmentUpstreams": [
+                    {"environmentId": env["id"], "upstreamId": upstream["id"]}
+                ],
+            },
+        ).json()
+        deployed = cp.post(
+            f"/apis/{api['id']}/revisions/{first['id']}/deploy",
+            json={"environmentId": env["id"]},
+        )
+        assert deployed.status_code == 200, deployed.text
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="APIs").click()
+    page.get_by_role("link", name="orders").click()
+    revisions = page.get_by_role("table", name="Revisions")
+    expect(revisions.get_by_role("row")).to_have_count(2)
+    revisions.get_by_role("button", name="Clone revision 1").click()
+    expect(revisions.get_by_role("row")).to_have_count(3)
+
+    # the clone gets a second route, by the API, as a script would change it
+    with console.management() as cp:
+        items = cp.get(f"/apis/{api['id']}/revisions").json()["items"]
+        clone = next(r for r in items if r["number"] == 2)
+        second = {**route, "name": "create", "methods": ["POST"]}
+        changed = cp.put(
+            f"/apis/{api['id']}/revisions/{clone['id']}/route-spec",
+            json={"routeSpec": [route, second]},
+        )
+        assert changed.status_code == 200, changed.text
+    page.reload()
+    differences = page.get_by_label("Differences")
+    expect(differences).to_contain_text('+       "name": "create"')
+    expect(differences).not_to_contain_text('-       "name": "list"')
+
+    outcome = page.get_by_role("status", name="Deploy outcome")
+    page.get_by_role("button", name="Dry run").click()
+    expect(outcome).to_contain_text("revision 2 can be deployed to prod")
+    page.get_by_role("button", name="Deploy", exact=True).click()
+    expect(outcome).to_contain_text("Environment already has revision 1 deployed")
+    expect(outcome).to_contain_text("Deploying with force replaces it")
+    outcome.get_by_role("button", name="Deploy with force").click()
+    expect(outcome).not_to_contain_text("already has revision")
+    live = revisions.get_by_role("row").filter(has_text="prod")
+    expect(live).to_have_count(1)
+    expect(live).to_contain_text("2")
+
+    # the rollback: revision 1 again, with force
+    page.get_by_role("combobox", name="Revision", exact=True).click()
+    page.get_by_role("option", name="Revision 1").click()
+    page.get_by_role("button", name="Deploy", exact=True).click()
+    outcome.get_by_role("button", name="Deploy with force").click()
+    expect(outcome).not_to_contain_text("already has revision")
+    expect(revisions.get_by_role("row").filter(has_text="prod")).to_contain_text("ACTIVE")
+    with console.management() as cp:
+        [deployment] = cp.get(f"/apis/{api['id']}/deployments").json()["items"]
+    assert deployment["revisionNumber"] == 1

@@ -3,6 +3,7 @@ import { Navigate, Route, Routes } from "react-router";
 
 import { useAuth } from "./auth";
 import { Layout } from "./Layout";
+import { ApiPage } from "./pages/Api";
 import { ApisPage } from "./pages/Apis";
 import { EnvironmentPage } from "./pages/Environment";
 import { EnvironmentsPage } from "./pages/Environments";
@@ -27,6 +28,7 @@ export function App() {
         <Route path="environments/:envId" element={<EnvironmentPage />} />
         <Route path="upstreams" element={<UpstreamsPage />} />
         <Route path="apis" element={<ApisPage />} />
+        <Route path="apis/:apiId" element={<ApiPage />} />
         <Route path="*" element={<Navigate to="/environments" replace />} />
       </Route>
     </Routes>

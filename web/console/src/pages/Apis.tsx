@@ -1,5 +1,6 @@
 import {
   Alert,
+  Anchor,
   Badge,
   Button,
   Group,
@@ -15,6 +16,7 @@ import {
 } from "@mantine/core";
 import { useState } from "react";
 import type { FormEvent } from "react";
+import { Link } from "react-router";
 
 import { ApiError, post } from "../api";
 import type { Page } from "../api";
@@ -71,7 +73,11 @@ export function ApisPage() {
           <Table.Tbody>
             {apis.data.items.map((api) => (
               <Table.Tr key={api.id}>
-                <Table.Td>{api.name}</Table.Td>
+                <Table.Td>
+                  <Anchor component={Link} to={`/apis/${api.id}`}>
+                    {api.name}
+                  </Anchor>
+                </Table.Td>
                 <Table.Td>{api.desc}</Table.Td>
                 <Table.Td>{api.revisionCount}</Table.Td>
                 <Table.Td>

@@ -1,0 +1,250 @@
+import {
+  Alert,
+  Badge,
+  Button,
+  Code,
+  Group,
+  Loader,
+  Select,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from "@mantine/core";
+import { diffLines } from "diff";
+import { useState } from "react";
+import { useParams } from "react-router";
+
+import { ApiError, post } from "../api";
+import type { Page } from "../api";
+import { useAuth } from "../auth";
+import { useFetched } from "../useFetched";
+import type { Environment } from "./Environments";
+
+interface Revision {
+  id: string;
+  number: number;
+  status: "ACTIVE" | "INACTIVE";
+  serviceSpec: Record<string, unknown>;
+  routeSpec: Record<string, unknown>[];
+  deployedTo: string[];
+}
+
+interface Api {
+  id: string;
+  name: string;
+  desc: string;
+}
+
+interface Outcome {
+  ok: boolean;
+  message: string;
+  warnings: string[];
+  /** a deploy refused because another revision is live there: force swaps it */
+  conflict: boolean;
+}
+
+const asText = (revision: Revision) =>
+  JSON.stringify({ serviceSpec: revision.serviceSpec, routeSpec: revision.routeSpec }, null, 2);
+
+/** An API: its revisions (clone, compare two), and deploying one (dry run first; a revision
+ * live there is explained, and replaced only when asked: that is also a rollback). */
+export function ApiPage() {
+  const { org, can } = useAuth();
+  const { apiId } = useParams();
+  const base = `/api/orgs/${org!.id}/apis/${apiId}`;
+  const api = useFetched<Api>(base);
+  const revisions = useFetched<Page<Revision>>(`${base}/revisions?size=100`);
+  const envs = useFetched<Page<Environment>>(`/api/orgs/${org!.id}/envs?size=100`);
+  const [failure, setFailure] = useState<string | null>(null);
+
+  if (api.error) return <Alert color="red">{api.error.message}</Alert>;
+  if (!api.data || !revisions.data || !envs.data) return <Loader aria-label="Loading the API" />;
+  const envName = (id: string) => envs.data!.items.find((e) => e.id === id)?.name ?? id;
+  const items = [...revisions.data.items].sort((a, b) => b.number - a.number);
+
+  async function clone(revision: Revision) {
+    setFailure(null);
+    try {
+      await post(`${base}/revisions/${revision.id}/clone`, {});
+      revisions.reload();
+    } catch (error) {
+      setFailure(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  return (
+    <Stack>
+      <Title order={2}>{api.data.name}</Title>
+      {api.data.desc && <Text>{api.data.desc}</Text>}
+      {failure && (
+        <Alert color="red" role="alert">
+          {failure}
+        </Alert>
+      )}
+      <Title order={3}>Revisions</Title>
+      <Table aria-label="Revisions">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Revision</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Live in</Table.Th>
+            <Table.Th>Routes</Table.Th>
+            <Table.Th />
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {items.map((revision) => (
+            <Table.Tr key={revision.id}>
+              <Table.Td>{revision.number}</Table.Td>
+              <Table.Td>
+                <Badge color={revision.status === "ACTIVE" ? "green" : "gray"}>{revision.status}</Badge>
+              </Table.Td>
+              <Table.Td>{revision.deployedTo.map(envName).join(", ") || "—"}</Table.Td>
+              <Table.Td>{revision.routeSpec.length}</Table.Td>
+              <Table.Td>
+                <Button
+                  size="xs"
+                  variant="light"
+                  disabled={!can("api.update")}
+                  aria-label={`Clone revision ${revision.number}`}
+                  onClick={() => clone(revision)}
+                >
+                  Clone
+                </Button>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      <Compare revisions={items} />
+      <Deploy
+        base={base}
+        revisions={items}
+        environments={envs.data.items}
+        allowed={can("api.deploy")}
+        onDeployed={revisions.reload}
+      />
+    </Stack>
+  );
+}
+
+function Compare({ revisions }: { revisions: Revision[] }) {
+  const numbers = revisions.map((r) => ({ value: r.id, label: `Revision ${r.number}` }));
+  const [left, setLeft] = useState<string | null>(revisions[1]?.id ?? null);
+  const [right, setRight] = useState<string | null>(revisions[0]?.id ?? null);
+  const from = revisions.find((r) => r.id === left);
+  const to = revisions.find((r) => r.id === right);
+  const parts = from && to ? diffLines(asText(from), asText(to)) : [];
+  const changed = parts.some((part) => part.added || part.removed);
+  return (
+    <Stack>
+      <Title order={3}>Compare revisions</Title>
+      <Group>
+        <Select label="From" data={numbers} value={left} onChange={setLeft} w={180} />
+        <Select label="To" data={numbers} value={right} onChange={setRight} w={180} />
+      </Group>
+      {from && to && !changed && <Text>The two revisions are the same.</Text>}
+      {from && to && changed && (
+        <Code block aria-label="Differences">
+          {parts.map((part, i) => (
+            <span
+              key={i}
+              style={{
+                background: part.added ? "#d3f9d8" : part.removed ? "#ffe3e3" : undefined,
+              }}
+            >
+              {part.value
+                .replace(/\n$/, "")
+                .split("\n")
+                .map((line) => `${part.added ? "+" : part.removed ? "-" : " "} ${line}`)
+                .join("\n") + "\n"}
+            </span>
+          ))}
+        </Code>
+      )}
+    </Stack>
+  );
+}
+
+function Deploy(props: {
+  base: string;
+  revisions: Revision[];
+  environments: Environment[];
+  allowed: boolean;
+  onDeployed: () => void;
+}) {
+  const [revisionId, setRevisionId] = useState<string | null>(props.revisions[0]?.id ?? null);
+  const [envId, setEnvId] = useState<string | null>(props.environments[0]?.id ?? null);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function run(action: "dry-run" | "deploy", force = false) {
+    setBusy(true);
+    setOutcome(null);
+    const path = `${props.base}/revisions/${revisionId}/${action === "dry-run" ? "deploy/dry-run" : "deploy"}`;
+    const body = action === "deploy" ? { environmentId: envId, force } : { environmentId: envId };
+    try {
+      const done = await post<{ message: string; warnings: string[] }>(path, body);
+      setOutcome({ ok: true, message: done.message, warnings: done.warnings, conflict: false });
+      if (action === "deploy") props.onDeployed();
+    } catch (error) {
+      const conflict =
+        error instanceof ApiError && error.status === 409 && /already has revision/.test(error.message);
+      const message = error instanceof Error ? error.message : String(error);
+      setOutcome({ ok: false, message, warnings: [], conflict });
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Stack>
+      <Title order={3}>Deploy</Title>
+      {!props.allowed && <Text c="dimmed">Deploying needs the api.deploy permission.</Text>}
+      <Group align="end">
+        <Select
+          label="Revision"
+          data={props.revisions.map((r) => ({ value: r.id, label: `Revision ${r.number}` }))}
+          value={revisionId}
+          onChange={setRevisionId}
+          w={180}
+        />
+        <Select
+          label="Target environment"
+          data={props.environments.map((e) => ({ value: e.id, label: e.name }))}
+          value={envId}
+          onChange={setEnvId}
+          w={220}
+        />
+        <Button variant="default" disabled={!props.allowed || !envId} loading={busy} onClick={() => run("dry-run")}>
+          Dry run
+        </Button>
+        <Button disabled={!props.allowed || !envId} loading={busy} onClick={() => run("deploy")}>
+          Deploy
+        </Button>
+      </Group>
+      {outcome && (
+        <Alert color={outcome.ok ? "green" : "red"} role="status" aria-label="Deploy outcome">
+          <Text>{outcome.message}</Text>
+          {outcome.warnings.map((warning) => (
+            <Text key={warning} c="orange">
+              Warning: {warning}
+            </Text>
+          ))}
+          {outcome.conflict && (
+            <Stack mt="sm">
+              <Text>
+                Another revision of this API is live in that environment. Deploying with force
+                replaces it at once (the way to roll back to an older revision too).
+              </Text>
+              <Button color="orange" onClick={() => run("deploy", true)}>
+                Deploy with force
+              </Button>
+            </Stack>
+          )}
+        </Alert>
+      )}
+    </Stack>
+  );
+}
