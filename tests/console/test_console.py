@@ -216,3 +216,21 @@ def test_revisions_compare_and_deploy_with_the_conflict_explained(
     with console.management() as cp:
         [deployment] = cp.get(f"/apis/{api['id']}/deployments").json()["items"]
     assert deployment["revisionNumber"] == 1
+
+
+def test_the_audit_log_shows_each_change_as_a_diff(page: Page, console: Console) -> None:
+    with console.management() as cp:
+        env = cp.post("/envs", json={"name": "edge", "gatewayHosts": ["old.example.com"]}).json()
+        changed = cp.patch(f"/envs/{env['id']}", json={"gatewayHosts": ["new.example.com"]})
+        assert changed.status_code == 200, changed.text
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="Audit log").click()
+    log = page.get_by_role("table", name="Audit log")
+    update = log.get_by_role("row").filter(has_text="environment.update")
+    expect(update).to_contain_text(OWNER)
+    update.get_by_role("button", name="Show changes").click()
+    changes = page.get_by_label("Changes of environment.update")
+    expect(changes).to_contain_text('- "old.example.com"')
+    expect(changes).to_contain_text('+ "new.example.com"')
+    expect(changes).not_to_contain_text('- "name": "edge"')  # unchanged lines are context

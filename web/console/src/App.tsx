@@ -5,6 +5,7 @@ import { useAuth } from "./auth";
 import { Layout } from "./Layout";
 import { ApiPage } from "./pages/Api";
 import { ApisPage } from "./pages/Apis";
+import { AuditLogPage } from "./pages/AuditLog";
 import { EnvironmentPage } from "./pages/Environment";
 import { EnvironmentsPage } from "./pages/Environments";
 import { SignInPage } from "./pages/SignIn";
@@ -29,6 +30,7 @@ export function App() {
         <Route path="upstreams" element={<UpstreamsPage />} />
         <Route path="apis" element={<ApisPage />} />
         <Route path="apis/:apiId" element={<ApiPage />} />
+        <Route path="audit-log" element={<AuditLogPage />} />
         <Route path="*" element={<Navigate to="/environments" replace />} />
       </Route>
     </Routes>

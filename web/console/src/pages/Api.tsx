@@ -2,7 +2,6 @@ import {
   Alert,
   Badge,
   Button,
-  Code,
   Group,
   Loader,
   Select,
@@ -11,13 +10,13 @@ import {
   Text,
   Title,
 } from "@mantine/core";
-import { diffLines } from "diff";
 import { useState } from "react";
 import { useParams } from "react-router";
 
 import { ApiError, post } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
+import { JsonDiff } from "../JsonDiff";
 import { useFetched } from "../useFetched";
 import type { Environment } from "./Environments";
 
@@ -44,8 +43,10 @@ interface Outcome {
   conflict: boolean;
 }
 
-const asText = (revision: Revision) =>
-  JSON.stringify({ serviceSpec: revision.serviceSpec, routeSpec: revision.routeSpec }, null, 2);
+const specs = (revision: Revision) => ({
+  serviceSpec: revision.serviceSpec,
+  routeSpec: revision.routeSpec,
+});
 
 /** An API: its revisions (clone, compare two), and deploying one (dry run first; a revision
  * live there is explained, and replaced only when asked: that is also a rollback). */
@@ -135,8 +136,6 @@ function Compare({ revisions }: { revisions: Revision[] }) {
   const [right, setRight] = useState<string | null>(revisions[0]?.id ?? null);
   const from = revisions.find((r) => r.id === left);
   const to = revisions.find((r) => r.id === right);
-  const parts = from && to ? diffLines(asText(from), asText(to)) : [];
-  const changed = parts.some((part) => part.added || part.removed);
   return (
     <Stack>
       <Title order={3}>Compare revisions</Title>
@@ -144,25 +143,7 @@ function Compare({ revisions }: { revisions: Revision[] }) {
         <Select label="From" data={numbers} value={left} onChange={setLeft} w={180} />
         <Select label="To" data={numbers} value={right} onChange={setRight} w={180} />
       </Group>
-      {from && to && !changed && <Text>The two revisions are the same.</Text>}
-      {from && to && changed && (
-        <Code block aria-label="Differences">
-          {parts.map((part, i) => (
-            <span
-              key={i}
-              style={{
-                background: part.added ? "#d3f9d8" : part.removed ? "#ffe3e3" : undefined,
-              }}
-            >
-              {part.value
-                .replace(/\n$/, "")
-                .split("\n")
-                .map((line) => `${part.added ? "+" : part.removed ? "-" : " "} ${line}`)
-                .join("\n") + "\n"}
-            </span>
-          ))}
-        </Code>
-      )}
+      {from && to && <JsonDiff from={specs(from)} to={specs(to)} label="Differences" />}
     </Stack>
   );
 }
