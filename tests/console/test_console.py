@@ -11,10 +11,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.console.conftest import OWNER, OWNER_PASSWORD, Console
-from tests.e2e.test_gateway import backend  # noqa: F401 (fixture)
+from tests.e2e.test_gateway import backend, wait_for  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e
 
+SHOP = "api.shop.example.com"
+LOOPBACK = "127.0.0.1"
 VIEWER = "viewer@example.com"
 VIEWER_PASSWORD = "viewer-password-123"
 
@@ -234,3 +236,82 @@ def test_the_audit_log_shows_each_change_as_a_diff(page: Page, console: Console)
     expect(changes).to_contain_text('- "old.example.com"')
     expect(changes).to_contain_text('+ "new.example.com"')
     expect(changes).not_to_contain_text('- "name": "edge"')  # unchanged lines are context
+
+
+def test_analytics_widgets_as_charts_and_the_empty_data_message(
+    page: Page,
+    console: Console,
+    backend: int,  # noqa: F811
+) -> None:
+    """Traffic through the embedded gateway, then widgets over it: a number, a pie by
+    status, and one filtered to an environment without traffic, which shows the seed's
+    empty-data message; a line chart added through the form is drawn too."""
+    with console.management() as cp:
+        env = cp.post("/envs", json={"name": "shop", "gatewayHosts": [SHOP]}).json()
+        quiet = cp.post("/envs", json={"name": "quiet", "gatewayHosts": ["quiet.example.com"]})
+        upstream = cp.post(
+            f"/envs/{env['id']}/upstreams",
+            json={
+                "name": "echo",
+                "specification": {"nodes": [{"host": LOOPBACK, "port": backend}]},
+            },
+        ).json()
+        api = cp.post("/apis", json={"name": "orders"}).json()
+        revision = cp.post(
+            f"/apis/{api['id']}/revisions",
+            json={
+                "serviceSpec": {"plugins": {}},
+                "routeSpec": [
+                    {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
+                ],
+                "environmentUpstreams": [
+                    {"environmentId": env["id"], "upstreamId": upstream["id"]}
+                ],
+            },
+        ).json()
+        deploy = f"/apis/{api['id']}/revisions/{revision['id']}/deploy"
+        assert cp.post(deploy, json={"environmentId": env["id"]}).status_code == 200
+        gateway = f"http://{console.env['PORTICO_GATEWAY_LISTEN']}/orders"
+        wait_for(lambda: httpx.get(gateway, headers={"Host": SHOP}).status_code == 200)
+        for _ in range(6):
+            assert httpx.get(gateway, headers={"Host": SHOP}).status_code == 200
+
+        def widget(name: str, chart: str, **extra: object) -> str:
+            body = {"name": name, "metric": "requests-count", "aggregation": "SUM"}
+            body |= {"chart": chart, "filters": {"window": "1h"}, **extra}
+            created = cp.post("/widgets", json=body)
+            assert created.status_code == 201, created.text
+            return str(created.json()["id"])
+
+        total = widget("Requests", "number")
+        by_status_id = widget("By status", "pie", dimensions=["response_status_code"])
+        widget("Quiet", "number", filters={"window": "1h", "environmentId": quiet.json()["id"]})
+
+        def shipped() -> bool:
+            """All the traffic counted, the same by both widgets (the node ships in batches;
+            the requests of the wait for the route count too)."""
+            value = cp.get(f"/widgets/{total}/data").json()["value"] or 0
+            grouped = cp.get(f"/widgets/{by_status_id}/data").json()["data"]
+            return value >= 6 and value == sum(row["value"] for row in grouped)
+
+        wait_for(shipped)
+        statuses = cp.get(f"/widgets/{by_status_id}/data").json()["data"]
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="Analytics").click()
+    counted = sum(row["value"] for row in statuses)
+    expect(page.get_by_role("region", name="Requests")).to_contain_text(str(counted))
+    by_status = page.get_by_role("region", name="By status")
+    expect(by_status.locator("svg .recharts-pie-sector")).to_have_count(len(statuses))
+    expect(page.get_by_role("region", name="Quiet")).to_contain_text(
+        "No data for the selected filters"
+    )
+
+    page.get_by_role("button", name="Add widget").click()
+    form = page.get_by_role("form", name="Add widget")
+    form.get_by_label("Name").fill("Over time")
+    form.get_by_role("combobox", name="Chart").click()
+    page.get_by_role("option", name="line", exact=True).click()
+    form.get_by_role("button", name="Create widget").click()
+    over_time = page.get_by_role("region", name="Over time")
+    expect(over_time.locator("svg .recharts-line")).to_have_count(1)

@@ -5,7 +5,7 @@ import { defineConfig } from "vite";
 export default defineConfig({
   base: "/console/",
   plugins: [react()],
-  // one bundle for now (~160 kB gzipped with the component library): pages split by route
-  // when the console grows
+  // the main bundle holds React and the component library (~160 kB gzipped); the charts
+  // come with the analytics page (App.tsx)
   build: { outDir: "dist", emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 800 },
 });

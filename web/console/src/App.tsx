@@ -1,4 +1,5 @@
 import { Center, Loader } from "@mantine/core";
+import { lazy, Suspense } from "react";
 import { Navigate, Route, Routes } from "react-router";
 
 import { useAuth } from "./auth";
@@ -10,6 +11,9 @@ import { EnvironmentPage } from "./pages/Environment";
 import { EnvironmentsPage } from "./pages/Environments";
 import { SignInPage } from "./pages/SignIn";
 import { UpstreamsPage } from "./pages/Upstreams";
+
+// the charts library is most of a bundle: loaded with the analytics page only
+const AnalyticsPage = lazy(() => import("./pages/Analytics").then((m) => ({ default: m.AnalyticsPage })));
 
 export function App() {
   const { me, loading } = useAuth();
@@ -30,6 +34,14 @@ export function App() {
         <Route path="upstreams" element={<UpstreamsPage />} />
         <Route path="apis" element={<ApisPage />} />
         <Route path="apis/:apiId" element={<ApiPage />} />
+        <Route
+          path="analytics"
+          element={
+            <Suspense fallback={<Loader aria-label="Loading analytics" />}>
+              <AnalyticsPage />
+            </Suspense>
+          }
+        />
         <Route path="audit-log" element={<AuditLogPage />} />
         <Route path="*" element={<Navigate to="/environments" replace />} />
       </Route>
