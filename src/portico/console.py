@@ -19,11 +19,14 @@ from starlette.types import Message, Receive, Scope, Send
 from portico.core.errors import ServiceUnavailable
 
 PREFIX = "/console"
-#: what the console's pages may load, and who may frame them: this origin only (inline
-#: styles: the component library sets style attributes)
+#: what the console's pages may load, and who may frame them: this origin only. Inline
+#: scripts stay refused; 'unsafe-eval' because the plugin forms' JSON Schema validator (Ajv)
+#: compiles each schema, which arrives at run time, into a function; inline styles because
+#: the component library sets style attributes.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "default-src 'self'; script-src 'self' 'unsafe-eval'; "
+        "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
         "frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
     ),
     "X-Content-Type-Options": "nosniff",

@@ -315,3 +315,39 @@ def test_analytics_widgets_as_charts_and_the_empty_data_message(
     form.get_by_role("button", name="Create widget").click()
     over_time = page.get_by_role("region", name="Over time")
     expect(over_time.locator("svg .recharts-line")).to_have_count(1)
+
+
+def test_a_plugin_form_generated_from_its_schema(page: Page, console: Console) -> None:
+    """limit-count added to an undeployed revision through the form the console generates
+    from the gateway's JSON Schema: a value the schema refuses is shown at its field before
+    anything is sent; the saved configuration is the revision's."""
+    with console.management() as cp:
+        api = cp.post("/apis", json={"name": "orders"}).json()
+        route = {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
+        body = {"serviceSpec": {"plugins": {}}, "routeSpec": [route], "environmentUpstreams": []}
+        revision = cp.post(f"/apis/{api['id']}/revisions", json=body)
+        assert revision.status_code == 201, revision.text
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="APIs").click()
+    page.get_by_role("link", name="orders").click()
+    page.get_by_role("combobox", name="Edit the plugins of").click()
+    page.get_by_role("option", name="Revision 1 (INACTIVE)").click()
+    page.get_by_role("combobox", name="Add plugin").fill("limit-count")
+    page.get_by_role("option", name="limit-count").click()
+
+    form = page.get_by_role("region", name="limit-count configuration")
+    count = form.get_by_label("Count", exact=False).first
+    count.fill("0")  # the schema: more than 0
+    form.get_by_label("Time Window").fill("60")
+    form.get_by_role("button", name="Save plugin").click()
+    expect(form).to_contain_text("must be > 0")
+    count.fill("5")
+    form.get_by_role("button", name="Save plugin").click()
+    expect(form).to_have_count(0)  # saved: the form closes
+    expect(page.get_by_text('"count":5')).to_be_visible()
+
+    with console.management() as cp:
+        [stored] = cp.get(f"/apis/{api['id']}/revisions").json()["items"]
+    config = stored["serviceSpec"]["plugins"]["limit-count"]
+    assert (config["count"], config["time_window"]) == (5, 60)

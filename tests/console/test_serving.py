@@ -51,7 +51,9 @@ async def test_every_page_is_the_index_with_its_headers(tmp_path: Path) -> None:
             assert page.status_code == 200 and page.content == INDEX, path
             assert page.headers["content-type"].startswith("text/html")
             assert page.headers["cache-control"] == "no-cache"
-            assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+            policy = page.headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in policy
+            assert "script-src 'self' 'unsafe-eval';" in policy  # no inline script
             assert page.headers["x-content-type-options"] == "nosniff"
 
 

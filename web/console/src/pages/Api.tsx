@@ -10,7 +10,7 @@ import {
   Text,
   Title,
 } from "@mantine/core";
-import { useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { useParams } from "react-router";
 
 import { ApiError, post } from "../api";
@@ -43,6 +43,9 @@ interface Outcome {
   conflict: boolean;
 }
 
+// the form generator and its validator come with the first plugin editor shown
+const PluginEditor = lazy(() => import("./PluginEditor"));
+
 const specs = (revision: Revision) => ({
   serviceSpec: revision.serviceSpec,
   routeSpec: revision.routeSpec,
@@ -58,11 +61,13 @@ export function ApiPage() {
   const revisions = useFetched<Page<Revision>>(`${base}/revisions?size=100`);
   const envs = useFetched<Page<Environment>>(`/api/orgs/${org!.id}/envs?size=100`);
   const [failure, setFailure] = useState<string | null>(null);
+  const [editingId, setEditingId] = useState<string | null>(null);
 
   if (api.error) return <Alert color="red">{api.error.message}</Alert>;
   if (!api.data || !revisions.data || !envs.data) return <Loader aria-label="Loading the API" />;
   const envName = (id: string) => envs.data!.items.find((e) => e.id === id)?.name ?? id;
   const items = [...revisions.data.items].sort((a, b) => b.number - a.number);
+  const editing = items.find((r) => r.id === editingId);
 
   async function clone(revision: Revision) {
     setFailure(null);
@@ -118,6 +123,18 @@ export function ApiPage() {
           ))}
         </Table.Tbody>
       </Table>
+      <Select
+        label="Edit the plugins of"
+        data={items.map((r) => ({ value: r.id, label: `Revision ${r.number} (${r.status})` }))}
+        value={editingId}
+        onChange={setEditingId}
+        w={260}
+      />
+      {editing && (
+        <Suspense fallback={<Loader aria-label="Loading the plugin editor" />}>
+          <PluginEditor base={base} revision={editing} onSaved={revisions.reload} />
+        </Suspense>
+      )}
       <Compare revisions={items} />
       <Deploy
         base={base}
