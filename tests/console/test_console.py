@@ -6,6 +6,8 @@ at the field)."""
 
 from __future__ import annotations
 
+import os
+
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
@@ -13,7 +15,15 @@ from playwright.sync_api import Page, expect
 from tests.console.conftest import OWNER, OWNER_PASSWORD, Console
 from tests.e2e.test_gateway import backend, wait_for  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    # The pages call the same HTTP API over either store (its tests run on both): the
+    # browser runs once, under SQLite, to keep the suite's time.
+    pytest.mark.skipif(
+        os.environ.get("PORTICO_TEST_STORE") == "postgresql",
+        reason="browser tests run under SQLite only (the API they call is tested on both)",
+    ),
+]
 
 SHOP = "api.shop.example.com"
 LOOPBACK = "127.0.0.1"
