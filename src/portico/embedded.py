@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 
 from portico.core.clock import Clock
@@ -19,6 +20,7 @@ from portico.core.db.engine import Database
 from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch, Sink
+from portico.management.dataplane import service as dataplane_service
 from portico.management.dataplane.notifier import NOTIFIER
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.telemetry import service as telemetry_service
@@ -27,14 +29,60 @@ from portico.management.telemetry.schemas import TelemetryBatch
 logger = logging.getLogger("portico.embedded")
 
 POLL_SECONDS = 1.0
+#: how often the embedded gateway reports itself as a data-plane node (a standalone node's
+#: interval, gateway/sync.py), besides right after it applies a new config version
+HEARTBEAT_SECONDS = 10.0
 
 
 class SnapshotFeeder:
-    def __init__(self, gateway: Gateway, database: Database) -> None:
+    """Feeds the embedded gateway its environments' snapshots, and reports it in each
+    environment's data-plane nodes (its node id, the version it runs, its address) as a
+    standalone node's heartbeat does, so that the console and ``GET .../nodes`` show what
+    ``portico serve`` itself serves."""
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        database: Database,
+        *,
+        clock: Clock | None = None,
+        address: str | None = None,
+        heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    ) -> None:
         self.gateway = gateway
         self.database = database
+        self.clock = clock or Clock()
+        self.address = address
+        self.heartbeat_seconds = heartbeat_seconds
         self.wake = asyncio.Event()
         self._refused: dict[str, int] = {}
+        self._reported: dict[str, int] = {}
+        self._last_report = float("-inf")
+
+    async def report(self) -> None:
+        """A heartbeat for every environment the gateway runs: at once for a version not
+        reported yet, else every ``heartbeat_seconds``."""
+        running = self.gateway.versions()
+        now = time.monotonic()
+        due = now - self._last_report >= self.heartbeat_seconds
+        if not due and all(self._reported.get(e) == v for e, v in running.items()):
+            return
+        async with self.database.session() as session, session.begin():
+            environments = EnvironmentRepository(session)
+            for env_id, version in running.items():
+                env = await environments.get(uuid.UUID(env_id))
+                if env is None:  # deleted since: its nodes went with it
+                    continue
+                await dataplane_service.heartbeat(
+                    session=session,
+                    env=env,
+                    node_id=self.gateway.options.node_id,
+                    config_version=version,
+                    address=self.address,
+                    clock=self.clock,
+                )
+        self._reported = dict(running)
+        self._last_report = now
 
     async def sync_once(self) -> None:
         async with self.database.session() as session:
@@ -61,6 +109,7 @@ class SnapshotFeeder:
             while True:
                 try:
                     await self.sync_once()
+                    await self.report()
                 except Exception:  # the feeder must outlive a bad moment of the store
                     logger.exception("embedded gateway sync failed; retrying")
                 with contextlib.suppress(TimeoutError):

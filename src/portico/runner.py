@@ -118,7 +118,11 @@ async def serve_all(settings: Settings) -> None:
     gateway.observers.append(telemetry.observe)
     telemetry.start()
     listeners = await _listen_gateway(gateway, settings)
-    feeder = asyncio.create_task(SnapshotFeeder(gateway, app.state.database).run())
+    feeder = asyncio.create_task(
+        SnapshotFeeder(
+            gateway, app.state.database, clock=app.state.clock, address=settings.gateway_listen
+        ).run()
+    )
     control = asyncio.create_task(server.serve())
     if workers is not None:
         workers.start()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from portico.core.settings import Settings
 from tests.support.portico_process import PORTICO, start_serve, stop
@@ -32,6 +32,10 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+# a page's data arrives over HTTP from a server sharing two cores with the browser
+expect.set_options(timeout=15_000)
 
 
 @dataclass(frozen=True)

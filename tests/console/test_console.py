@@ -57,6 +57,10 @@ def test_sign_in_environments_and_an_environments_page(page: Page, console: Cons
     expect(page).to_have_url(f"{console.url}environments/{created.json()['id']}")
     expect(page.get_by_role("heading", name="Data-plane nodes")).to_be_visible()
     expect(page.get_by_text("Nothing is deployed here yet.")).to_be_visible()
+    # serve's own gateway reports itself as the environment's node (embedded.py)
+    gateway_address = console.env["PORTICO_GATEWAY_LISTEN"]
+    nodes = page.get_by_role("table", name="Data-plane nodes")
+    expect(nodes.get_by_role("row").filter(has_text=gateway_address)).to_contain_text("in sync")
 
     # a reload of a deep link reaches the same page (the server answers the console's index)
     page.reload()

@@ -1,4 +1,5 @@
 import { Alert, Badge, Loader, Stack, Table, Text, Title } from "@mantine/core";
+import { useEffect } from "react";
 import { useParams } from "react-router";
 
 import { useAuth } from "../auth";
@@ -34,6 +35,11 @@ export function EnvironmentPage() {
   const base = `/api/orgs/${org!.id}/envs/${envId}`;
   const env = useFetched<EnvironmentDetail>(base);
   const nodes = useFetched<{ items: DataPlaneNode[]; expectedVersion: number }>(`${base}/nodes`);
+  // nodes report every 10 s: the view follows them
+  useEffect(() => {
+    const timer = setInterval(nodes.reload, 5000);
+    return () => clearInterval(timer);
+  }, [nodes.reload]);
   if (env.error) return <Alert color="red">{env.error.message}</Alert>;
   if (!env.data) return <Loader aria-label="Loading the environment" />;
   return (
