@@ -76,7 +76,7 @@ lint: $(STAMP) $(CONSOLE_MODULES)
 	$(BIN)/ruff format --check src tests bench migrations
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache --no-logo
-	cd $(CONSOLE) && npx --no-install tsc --noEmit -p tsconfig.json
+	cd $(CONSOLE) && npm run --silent lint
 
 ## bench: benchmarks, printed with ratios against their reference
 bench: $(STAMP) $(NATIVE)

@@ -7,6 +7,7 @@ at the field)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import httpx
 import pytest
@@ -365,3 +366,31 @@ def test_a_plugin_form_generated_from_its_schema(page: Page, console: Console) -
         [stored] = cp.get(f"/apis/{api['id']}/revisions").json()["items"]
     config = stored["serviceSpec"]["plugins"]["limit-count"]
     assert (config["count"], config["time_window"]) == (5, 60)
+
+
+def test_openapi_import_by_file_upload(page: Page, console: Console, tmp_path: Path) -> None:
+    document = tmp_path / "orders.yaml"
+    document.write_text(
+        "openapi: 3.0.3\n"
+        "info: {title: orders, version: '1.0'}\n"
+        "paths:\n"
+        "  /orders: {get: {responses: {'200': {description: ok}}}}\n"
+        "  /orders/{id}: {get: {responses: {'200': {description: ok}}}}\n"
+    )
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"openapi": "3.0.3", "paths": {}}')  # no info: not a document
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="APIs").click()
+    importer = page.get_by_role("button", name="Import OpenAPI")
+
+    def choose(path: Path) -> None:
+        with page.expect_file_chooser() as chooser:
+            importer.click()
+        chooser.value.set_files(path)
+
+    choose(broken)
+    expect(page.get_by_role("status")).to_contain_text("info")  # the API's refusal, named
+    choose(document)
+    expect(page.get_by_role("status")).to_contain_text("Imported orders: revision 1 with 2 routes")
+    expect(page.get_by_role("table", name="APIs")).to_contain_text("orders")

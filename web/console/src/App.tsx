@@ -13,7 +13,9 @@ import { SignInPage } from "./pages/SignIn";
 import { UpstreamsPage } from "./pages/Upstreams";
 
 // the charts library is most of a bundle: loaded with the analytics page only
-const AnalyticsPage = lazy(() => import("./pages/Analytics").then((m) => ({ default: m.AnalyticsPage })));
+const AnalyticsPage = lazy(() =>
+  import("./pages/Analytics").then((m) => ({ default: m.AnalyticsPage })),
+);
 
 export function App() {
   const { me, loading } = useAuth();

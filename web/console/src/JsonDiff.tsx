@@ -1,7 +1,8 @@
 import { Code, Text } from "@mantine/core";
 import { diffLines } from "diff";
 
-const text = (value: unknown) => (value === undefined || value === null ? "" : JSON.stringify(value, null, 2) + "\n");
+const text = (value: unknown) =>
+  value === undefined || value === null ? "" : JSON.stringify(value, null, 2) + "\n";
 
 /** A line diff of two JSON values, pretty-printed: '+' lines added, '-' lines removed. */
 export function JsonDiff({ from, to, label }: { from: unknown; to: unknown; label: string }) {
@@ -10,7 +11,10 @@ export function JsonDiff({ from, to, label }: { from: unknown; to: unknown; labe
   return (
     <Code block aria-label={label}>
       {parts.map((part, i) => (
-        <span key={i} style={{ background: part.added ? "#d3f9d8" : part.removed ? "#ffe3e3" : undefined }}>
+        <span
+          key={i}
+          style={{ background: part.added ? "#d3f9d8" : part.removed ? "#ffe3e3" : undefined }}
+        >
           {part.value
             .replace(/\n$/, "")
             .split("\n")

@@ -96,26 +96,27 @@ export async function signIn(email: string, password: string): Promise<Tokens> {
 }
 
 export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const send = () => {
+  return send<T>(method, path, body === undefined ? undefined : JSON.stringify(body));
+}
+
+/** ``body`` as it is: a JSON text (then so typed), or a FormData (multipart, typed by fetch). */
+export async function send<T>(method: string, path: string, body?: string | FormData): Promise<T> {
+  const attempt = () => {
     const headers: Record<string, string> = {};
     const tokens = storedTokens();
     if (tokens) headers.Authorization = `Bearer ${tokens.token}`;
-    if (body !== undefined) headers["Content-Type"] = "application/json";
-    return fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    if (typeof body === "string") headers["Content-Type"] = "application/json";
+    return fetch(path, { method, headers, body });
   };
-  let response = await send();
-  if (response.status === 401 && (await renew())) response = await send();
+  let response = await attempt();
+  if (response.status === 401 && (await renew())) response = await attempt();
   if (!response.ok) throw await failure(response);
   if (response.status === 204) return undefined as T;
   return (await response.json()) as T;
 }
 
-export const get = <T,>(path: string) => call<T>("GET", path);
-export const post = <T,>(path: string, body: unknown) => call<T>("POST", path, body);
+export const get = <T>(path: string) => call<T>("GET", path);
+export const post = <T>(path: string, body: unknown) => call<T>("POST", path, body);
 
 export interface Page<T> {
   items: T[];

@@ -85,7 +85,10 @@ export function AddUpstream(props: {
     if (passive) checks.passive = { type: "http" };
     if (active || passive) specification.checks = checks;
     try {
-      await post(`/api/orgs/${org!.id}/envs/${envId}/upstreams`, { name: name.trim(), specification });
+      await post(`/api/orgs/${org!.id}/envs/${envId}/upstreams`, {
+        name: name.trim(),
+        specification,
+      });
       const created = envId!;
       reset();
       props.onAdded(created);
@@ -137,9 +140,27 @@ export function AddUpstream(props: {
             ) : (
               <>
                 <Group align="end">
-                  <TextInput label="Host" value={host} onChange={(e) => setHost(e.currentTarget.value)} />
-                  <NumberInput label="Port" min={1} max={65535} value={port} onChange={setPort} w={110} />
-                  <NumberInput label="Weight" min={0} max={65535} value={weight} onChange={setWeight} w={100} />
+                  <TextInput
+                    label="Host"
+                    value={host}
+                    onChange={(e) => setHost(e.currentTarget.value)}
+                  />
+                  <NumberInput
+                    label="Port"
+                    min={1}
+                    max={65535}
+                    value={port}
+                    onChange={setPort}
+                    w={110}
+                  />
+                  <NumberInput
+                    label="Weight"
+                    min={0}
+                    max={65535}
+                    value={weight}
+                    onChange={setWeight}
+                    w={100}
+                  />
                   <Button variant="light" onClick={addNode}>
                     Add node
                   </Button>

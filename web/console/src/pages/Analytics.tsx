@@ -57,7 +57,15 @@ const METRICS = [
 ];
 const AGGREGATIONS = ["SUM", "AVG", "MIN", "MAX", "P50", "P95", "P99"];
 const CHARTS: Chart[] = ["line", "bar", "pie", "number", "table"];
-const DIMENSIONS = ["", "env_name", "api_name", "route_name", "response_status_code", "app_name", "consumer"];
+const DIMENSIONS = [
+  "",
+  "env_name",
+  "api_name",
+  "route_name",
+  "response_status_code",
+  "app_name",
+  "consumer",
+];
 const COLORS = ["blue.6", "teal.6", "orange.6", "grape.6", "red.6", "cyan.6", "lime.6", "pink.6"];
 
 const group = (row: Row) =>
@@ -111,7 +119,9 @@ function WidgetView({ widget, orgId }: { widget: Widget; orgId: string }) {
         <Table.Tbody>
           {found.data.data.map((row, i) => (
             <Table.Tr key={i}>
-              <Table.Td>{row.timeBucket ? new Date(row.timeBucket).toLocaleString() : group(row)}</Table.Td>
+              <Table.Td>
+                {row.timeBucket ? new Date(row.timeBucket).toLocaleString() : group(row)}
+              </Table.Td>
               <Table.Td>{row.value ?? "—"}</Table.Td>
             </Table.Tr>
           ))}
@@ -151,7 +161,9 @@ export function AnalyticsPage() {
       {!widgets.data && <Loader aria-label="Loading widgets" />}
       {widgets.data && widgets.data.items.length === 0 && <Text>No widget yet.</Text>}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
-        {widgets.data?.items.map((widget) => <WidgetView key={widget.id} widget={widget} orgId={org!.id} />)}
+        {widgets.data?.items.map((widget) => (
+          <WidgetView key={widget.id} widget={widget} orgId={org!.id} />
+        ))}
       </SimpleGrid>
       <AddWidget
         opened={adding}
@@ -166,7 +178,12 @@ export function AnalyticsPage() {
   );
 }
 
-function AddWidget(props: { opened: boolean; path: string; onClose: () => void; onAdded: () => void }) {
+function AddWidget(props: {
+  opened: boolean;
+  path: string;
+  onClose: () => void;
+  onAdded: () => void;
+}) {
   const [name, setName] = useState("");
   const [metric, setMetric] = useState("requests-count");
   const [aggregation, setAggregation] = useState("SUM");
@@ -208,10 +225,36 @@ function AddWidget(props: { opened: boolean; path: string; onClose: () => void; 
               {failure}
             </Alert>
           )}
-          <TextInput label="Name" required value={name} error={errors["/name"]} onChange={(e) => setName(e.currentTarget.value)} />
-          <Select label="Metric" data={METRICS} value={metric} onChange={(v) => v && setMetric(v)} allowDeselect={false} error={errors["/metric"]} />
-          <Select label="Aggregation" data={AGGREGATIONS} value={aggregation} onChange={(v) => v && setAggregation(v)} allowDeselect={false} error={errors["/aggregation"]} />
-          <Select label="Chart" data={CHARTS} value={chart} onChange={(v) => v && setChart(v as Chart)} allowDeselect={false} />
+          <TextInput
+            label="Name"
+            required
+            value={name}
+            error={errors["/name"]}
+            onChange={(e) => setName(e.currentTarget.value)}
+          />
+          <Select
+            label="Metric"
+            data={METRICS}
+            value={metric}
+            onChange={(v) => v && setMetric(v)}
+            allowDeselect={false}
+            error={errors["/metric"]}
+          />
+          <Select
+            label="Aggregation"
+            data={AGGREGATIONS}
+            value={aggregation}
+            onChange={(v) => v && setAggregation(v)}
+            allowDeselect={false}
+            error={errors["/aggregation"]}
+          />
+          <Select
+            label="Chart"
+            data={CHARTS}
+            value={chart}
+            onChange={(v) => v && setChart(v as Chart)}
+            allowDeselect={false}
+          />
           <Select
             label="Group by"
             data={DIMENSIONS.map((d) => ({ value: d, label: d || "nothing" }))}
@@ -220,7 +263,13 @@ function AddWidget(props: { opened: boolean; path: string; onClose: () => void; 
             allowDeselect={false}
             error={errors["/dimensions/0"] ?? errors["/dimensions"]}
           />
-          <Select label="Window" data={["1h", "24h", "7d"]} value={window} onChange={(v) => v && setWindow(v)} allowDeselect={false} />
+          <Select
+            label="Window"
+            data={["1h", "24h", "7d"]}
+            value={window}
+            onChange={(v) => v && setWindow(v)}
+            allowDeselect={false}
+          />
           <Button type="submit">Create widget</Button>
         </Stack>
       </form>

@@ -104,7 +104,9 @@ export function ApiPage() {
             <Table.Tr key={revision.id}>
               <Table.Td>{revision.number}</Table.Td>
               <Table.Td>
-                <Badge color={revision.status === "ACTIVE" ? "green" : "gray"}>{revision.status}</Badge>
+                <Badge color={revision.status === "ACTIVE" ? "green" : "gray"}>
+                  {revision.status}
+                </Badge>
               </Table.Td>
               <Table.Td>{revision.deployedTo.map(envName).join(", ") || "—"}</Table.Td>
               <Table.Td>{revision.routeSpec.length}</Table.Td>
@@ -188,7 +190,9 @@ function Deploy(props: {
       if (action === "deploy") props.onDeployed();
     } catch (error) {
       const conflict =
-        error instanceof ApiError && error.status === 409 && /already has revision/.test(error.message);
+        error instanceof ApiError &&
+        error.status === 409 &&
+        /already has revision/.test(error.message);
       const message = error instanceof Error ? error.message : String(error);
       setOutcome({ ok: false, message, warnings: [], conflict });
     } finally {
@@ -215,7 +219,12 @@ function Deploy(props: {
           onChange={setEnvId}
           w={220}
         />
-        <Button variant="default" disabled={!props.allowed || !envId} loading={busy} onClick={() => run("dry-run")}>
+        <Button
+          variant="default"
+          disabled={!props.allowed || !envId}
+          loading={busy}
+          onClick={() => run("dry-run")}
+        >
           Dry run
         </Button>
         <Button disabled={!props.allowed || !envId} loading={busy} onClick={() => run("deploy")}>

@@ -1,6 +1,7 @@
 import {
   Alert,
   Anchor,
+  FileInput,
   Badge,
   Button,
   Group,
@@ -18,7 +19,7 @@ import { useState } from "react";
 import type { FormEvent } from "react";
 import { Link } from "react-router";
 
-import { ApiError, post } from "../api";
+import { ApiError, post, send } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { useFetched } from "../useFetched";
@@ -47,15 +48,18 @@ export function ApisPage() {
     <Stack>
       <Group justify="space-between">
         <Title order={2}>APIs</Title>
-        {allowed ? (
-          addService
-        ) : (
-          <Tooltip label="You need the api.create permission to add a service">
-            <span tabIndex={0} aria-label="Add Service needs the api.create permission">
-              {addService}
-            </span>
-          </Tooltip>
-        )}
+        <Group>
+          <ImportOpenApi path={`${path}/from-spec`} allowed={allowed} onImported={apis.reload} />
+          {allowed ? (
+            addService
+          ) : (
+            <Tooltip label="You need the api.create permission to add a service">
+              <span tabIndex={0} aria-label="Add Service needs the api.create permission">
+                {addService}
+              </span>
+            </Tooltip>
+          )}
+        </Group>
       </Group>
       {apis.error && <Alert color="red">{apis.error.message}</Alert>}
       {apis.loading && !apis.data && <Loader aria-label="Loading APIs" />}
@@ -103,6 +107,49 @@ export function ApisPage() {
           apis.reload();
         }}
       />
+    </Stack>
+  );
+}
+
+const upload_ = (path: string, form: FormData) =>
+  send<{ api: { name: string }; revision: { routeSpec: unknown[] } }>("POST", path, form);
+
+/** An OpenAPI 3.x document (JSON or YAML file) becomes an API with revision 1: one route
+ * per operation (the management API's from-spec import, sent as the multipart part `file`). */
+function ImportOpenApi(props: { path: string; allowed: boolean; onImported: () => void }) {
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  async function upload(file: File | null) {
+    if (!file) return;
+    setOutcome(null);
+    const form = new FormData();
+    form.append("file", file);
+    try {
+      const done = await upload_(props.path, form);
+      setOutcome({
+        ok: true,
+        text: `Imported ${done.api.name}: revision 1 with ${done.revision.routeSpec.length} routes`,
+      });
+      props.onImported();
+    } catch (error) {
+      setOutcome({ ok: false, text: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return (
+    <Stack gap={4}>
+      <FileInput
+        aria-label="Import OpenAPI"
+        placeholder="Import OpenAPI…"
+        accept=".json,.yaml,.yml,application/json,application/yaml"
+        disabled={!props.allowed}
+        value={null}
+        onChange={upload}
+        w={220}
+      />
+      {outcome && (
+        <Text size="sm" c={outcome.ok ? "green" : "red"} role="status">
+          {outcome.text}
+        </Text>
+      )}
     </Stack>
   );
 }

@@ -23,7 +23,8 @@ export function AuditLogPage() {
   const { org, can } = useAuth();
   const [open, setOpen] = useState<string | null>(null);
   const log = useFetched<Page<AuditEntry>>(`/api/orgs/${org!.id}/audit-log?size=50`);
-  if (!can("audit.read")) return <Text>Reading the audit log needs the audit.read permission.</Text>;
+  if (!can("audit.read"))
+    return <Text>Reading the audit log needs the audit.read permission.</Text>;
   return (
     <Stack>
       <Title order={2}>Audit log</Title>
@@ -65,7 +66,11 @@ export function AuditLogPage() {
                 {open === entry.id && (
                   <Table.Tr>
                     <Table.Td colSpan={5}>
-                      <JsonDiff from={entry.before} to={entry.after} label={`Changes of ${entry.action}`} />
+                      <JsonDiff
+                        from={entry.before}
+                        to={entry.after}
+                        label={`Changes of ${entry.action}`}
+                      />
                     </Table.Td>
                   </Table.Tr>
                 )}

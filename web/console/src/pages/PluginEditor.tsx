@@ -24,14 +24,21 @@ export interface EditableRevision {
 }
 
 // attachment settings are not part of a plugin's own form
-const UI: UiSchema = { _meta: { "ui:widget": "hidden" }, "ui:submitButtonOptions": { submitText: "Save plugin" } };
+const UI: UiSchema = {
+  _meta: { "ui:widget": "hidden" },
+  "ui:submitButtonOptions": { submitText: "Save plugin" },
+};
 
 /**
  * A revision's service-level plugins: each plugin's form is generated from the JSON Schema
  * the gateway publishes (/plugin-schemas), checked as it is filled (errors at the field),
  * and saved into the revision's serviceSpec. Deployed revisions are read-only: clone first.
  */
-export default function PluginEditor(props: { base: string; revision: EditableRevision; onSaved: () => void }) {
+export default function PluginEditor(props: {
+  base: string;
+  revision: EditableRevision;
+  onSaved: () => void;
+}) {
   const { org, can } = useAuth();
   const schemas = useFetched<Page<PluginSchema>>(`/api/orgs/${org!.id}/plugin-schemas?size=100`);
   const [editing, setEditing] = useState<string | null>(null);
@@ -77,7 +84,12 @@ export default function PluginEditor(props: { base: string; revision: EditableRe
           </Text>
           {editable && (
             <>
-              <Button size="xs" variant="subtle" aria-label={`Edit ${name}`} onClick={() => setEditing(name)}>
+              <Button
+                size="xs"
+                variant="subtle"
+                aria-label={`Edit ${name}`}
+                onClick={() => setEditing(name)}
+              >
                 Edit
               </Button>
               <Button
@@ -85,7 +97,9 @@ export default function PluginEditor(props: { base: string; revision: EditableRe
                 variant="subtle"
                 color="red"
                 aria-label={`Remove ${name}`}
-                onClick={() => save(Object.fromEntries(Object.entries(plugins).filter(([n]) => n !== name)))}
+                onClick={() =>
+                  save(Object.fromEntries(Object.entries(plugins).filter(([n]) => n !== name)))
+                }
               >
                 Remove
               </Button>

@@ -1,4 +1,15 @@
-import { Alert, Badge, Button, Group, Loader, Select, Stack, Table, Text, Title } from "@mantine/core";
+import {
+  Alert,
+  Badge,
+  Button,
+  Group,
+  Loader,
+  Select,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from "@mantine/core";
 import { useState } from "react";
 
 import type { Page } from "../api";
@@ -70,7 +81,9 @@ export function UpstreamsPage() {
 }
 
 function UpstreamTable({ orgId, envId }: { orgId: string; envId: string }) {
-  const upstreams = useFetched<Page<Upstream>>(`/api/orgs/${orgId}/envs/${envId}/upstreams?size=100`);
+  const upstreams = useFetched<Page<Upstream>>(
+    `/api/orgs/${orgId}/envs/${envId}/upstreams?size=100`,
+  );
   if (upstreams.error) return <Alert color="red">{upstreams.error.message}</Alert>;
   if (!upstreams.data) return <Loader aria-label="Loading upstreams" />;
   if (upstreams.data.items.length === 0) return <Text>No upstream in this environment yet.</Text>;
@@ -105,7 +118,10 @@ function UpstreamTable({ orgId, envId }: { orgId: string; envId: string }) {
             </Table.Td>
             <Table.Td>{u.specification.type}</Table.Td>
             <Table.Td>
-              {[u.specification.checks?.active && "active", u.specification.checks?.passive && "passive"]
+              {[
+                u.specification.checks?.active && "active",
+                u.specification.checks?.passive && "passive",
+              ]
                 .filter(Boolean)
                 .join(" + ") || "none"}
             </Table.Td>
