@@ -394,3 +394,27 @@ def test_openapi_import_by_file_upload(page: Page, console: Console, tmp_path: P
     choose(document)
     expect(page.get_by_role("status")).to_contain_text("Imported orders: revision 1 with 2 routes")
     expect(page.get_by_role("table", name="APIs")).to_contain_text("orders")
+
+
+def test_products_with_their_quota_and_developers(page: Page, console: Console) -> None:
+    with console.management() as cp:
+        api = cp.post("/apis", json={"name": "orders"}).json()
+        quota = {"limit": 1000, "interval": 1, "interval_unit": "day"}
+        body = {"name": "shop", "displayName": "Shop", "apiIds": [api["id"]], "quota": quota}
+        assert cp.post("/products", json=body).status_code == 201
+        free = {"name": "free", "apiIds": [api["id"]], "quota": {**quota, "limit": -1}}
+        assert cp.post("/products", json=free).status_code == 201
+        ada = {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com"}
+        assert cp.post("/developers", json=ada).status_code == 201
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="Products").click()
+    products = page.get_by_role("table", name="Products")
+    shop = products.get_by_role("row").filter(has_text="Shop")
+    expect(shop).to_contain_text("orders")
+    expect(shop).to_contain_text("1,000 per day, per app")
+    expect(products.get_by_role("row").filter(has_text="free")).to_contain_text("unlimited")
+    developers = page.get_by_role("table", name="Developers")
+    expect(developers.get_by_role("row").filter(has_text="Ada Lovelace")).to_contain_text(
+        "ada@example.com"
+    )

@@ -9,6 +9,7 @@ import { ApisPage } from "./pages/Apis";
 import { AuditLogPage } from "./pages/AuditLog";
 import { EnvironmentPage } from "./pages/Environment";
 import { EnvironmentsPage } from "./pages/Environments";
+import { ProductsPage } from "./pages/Products";
 import { SignInPage } from "./pages/SignIn";
 import { UpstreamsPage } from "./pages/Upstreams";
 
@@ -44,6 +45,7 @@ export function App() {
             </Suspense>
           }
         />
+        <Route path="products" element={<ProductsPage />} />
         <Route path="audit-log" element={<AuditLogPage />} />
         <Route path="*" element={<Navigate to="/environments" replace />} />
       </Route>

@@ -7,6 +7,7 @@ const SECTIONS = [
   { to: "/environments", label: "Environments" },
   { to: "/upstreams", label: "Upstreams" },
   { to: "/apis", label: "APIs" },
+  { to: "/products", label: "Products" },
   { to: "/analytics", label: "Analytics" },
   { to: "/audit-log", label: "Audit log" },
 ];
