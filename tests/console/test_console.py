@@ -418,3 +418,24 @@ def test_products_with_their_quota_and_developers(page: Page, console: Console) 
     expect(developers.get_by_role("row").filter(has_text="Ada Lovelace")).to_contain_text(
         "ada@example.com"
     )
+
+
+def test_access_users_roles_groups_and_consumers(page: Page, console: Console) -> None:
+    secret = "a-consumer-key-nobody-should-see-0123"
+    with console.management() as cp:
+        consumer = {"username": "mobile", "plugins": {"key-auth": {"key": secret}}}
+        created = cp.post("/consumers", json=consumer)
+        assert created.status_code == 201, created.text
+        assert cp.post("/groups", json={"name": "operators"}).status_code == 201
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="Access").click()
+    users = page.get_by_role("table", name="Users")
+    expect(users.get_by_role("row").filter(has_text=OWNER)).to_have_count(1)
+    roles = page.get_by_role("table", name="Roles")
+    expect(roles.get_by_role("row").filter(has_text="predefined").first).to_be_visible()
+    expect(page.get_by_role("table", name="Groups")).to_contain_text("operators")
+    consumers = page.get_by_role("table", name="Consumers")
+    expect(consumers.get_by_role("row").filter(has_text="mobile")).to_contain_text("key-auth")
+    expect(page.get_by_text("No identity provider configured.")).to_be_visible()
+    assert secret not in page.content()

@@ -4,6 +4,7 @@ import { Navigate, Route, Routes } from "react-router";
 
 import { useAuth } from "./auth";
 import { Layout } from "./Layout";
+import { AccessPage } from "./pages/Access";
 import { ApiPage } from "./pages/Api";
 import { ApisPage } from "./pages/Apis";
 import { AuditLogPage } from "./pages/AuditLog";
@@ -46,6 +47,7 @@ export function App() {
           }
         />
         <Route path="products" element={<ProductsPage />} />
+        <Route path="access" element={<AccessPage />} />
         <Route path="audit-log" element={<AuditLogPage />} />
         <Route path="*" element={<Navigate to="/environments" replace />} />
       </Route>

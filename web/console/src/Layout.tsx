@@ -9,6 +9,7 @@ const SECTIONS = [
   { to: "/apis", label: "APIs" },
   { to: "/products", label: "Products" },
   { to: "/analytics", label: "Analytics" },
+  { to: "/access", label: "Access" },
   { to: "/audit-log", label: "Audit log" },
 ];
 
