@@ -97,7 +97,7 @@ function WidgetView({ widget, orgId }: { widget: Widget; orgId: string }) {
   else if (found.data.message) body = <Text c="dimmed">{found.data.message}</Text>;
   else if (widget.chart === "number")
     body = (
-      <Text fz={40} fw={700}>
+      <Text fz={40} fw={700} aria-label={`${widget.name}: value`}>
         {found.data.value ?? 0}
       </Text>
     );
