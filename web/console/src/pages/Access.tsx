@@ -1,8 +1,9 @@
-import { Alert, Badge, Group, Stack, Table, Text, Title } from "@mantine/core";
-import type { ReactNode } from "react";
+import { Badge, Stack, Text, Title } from "@mantine/core";
 
 import type { Page } from "../api";
 import { useAuth } from "../auth";
+import { Badges, FetchedTable } from "../components/DataTable";
+import type { Columns } from "../components/DataTable";
 import { useFetched } from "../useFetched";
 
 interface User {
@@ -44,39 +45,19 @@ interface IdentityProvider {
   active: boolean;
 }
 
-function Listed<T>(props: {
-  title: string;
-  path: string;
-  empty: string;
-  columns: string[];
-  row: (item: T) => ReactNode[];
-}) {
-  const found = useFetched<Page<T>>(props.path);
+/** A titled list of the organisation's ``path``. */
+function Listed<T extends { id: string }>(
+  props: Omit<Columns<T>, "label" | "rowKey"> & {
+    title: string;
+    path: string;
+  },
+) {
+  const { title, path, ...columns } = props;
+  const fetched = useFetched<Page<T>>(path);
   return (
     <Stack gap="xs">
-      <Title order={3}>{props.title}</Title>
-      {found.error && <Alert color="red">{found.error.message}</Alert>}
-      {found.data && found.data.items.length === 0 && <Text>{props.empty}</Text>}
-      {found.data && found.data.items.length > 0 && (
-        <Table aria-label={props.title} striped>
-          <Table.Thead>
-            <Table.Tr>
-              {props.columns.map((c) => (
-                <Table.Th key={c}>{c}</Table.Th>
-              ))}
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {found.data.items.map((item, i) => (
-              <Table.Tr key={i}>
-                {props.row(item).map((cell, j) => (
-                  <Table.Td key={j}>{cell}</Table.Td>
-                ))}
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+      <Title order={3}>{title}</Title>
+      <FetchedTable {...columns} fetched={fetched} label={title} rowKey={(item) => item.id} />
     </Stack>
   );
 }
@@ -103,13 +84,7 @@ export function AccessPage() {
           u.displayName,
           u.email,
           u.status,
-          <Group gap={4}>
-            {u.roles.map((r) => (
-              <Badge key={r.id} variant="light">
-                {r.name}
-              </Badge>
-            ))}
-          </Group>,
+          <Badges values={u.roles.map((r) => r.name)} />,
         ]}
       />
       <Listed<Role>

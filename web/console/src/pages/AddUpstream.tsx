@@ -1,6 +1,5 @@
 import {
   ActionIcon,
-  Alert,
   Button,
   Checkbox,
   Group,
@@ -15,9 +14,10 @@ import {
 } from "@mantine/core";
 import { useState } from "react";
 
-import { ApiError, post } from "../api";
+import { post } from "../api";
 import { useAuth } from "../auth";
 import type { Environment } from "./Environments";
+import { Failure, useSubmission } from "../useSubmission";
 import type { UpstreamNode } from "./Upstreams";
 
 const BALANCING = [
@@ -51,9 +51,7 @@ export function AddUpstream(props: {
   const [active, setActive] = useState(false);
   const [httpPath, setHttpPath] = useState("/");
   const [passive, setPassive] = useState(false);
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { errors, failure, busy, submit } = useSubmission();
 
   const overviewDone = name.trim() !== "" && envId !== null;
   const targetsDone = nodes.length > 0 && !discovery;
@@ -64,8 +62,6 @@ export function AddUpstream(props: {
     setEnvId(null);
     setDiscovery(false);
     setNodes([]);
-    setErrors({});
-    setFailure(null);
   }
 
   function addNode() {
@@ -76,15 +72,12 @@ export function AddUpstream(props: {
   }
 
   async function create() {
-    setBusy(true);
-    setErrors({});
-    setFailure(null);
     const specification: Record<string, unknown> = { type: balancing, nodes };
     const checks: Record<string, unknown> = {};
     if (active) checks.active = { type: "http", http_path: httpPath };
     if (passive) checks.passive = { type: "http" };
     if (active || passive) specification.checks = checks;
-    try {
+    await submit(async () => {
       await post(`/api/orgs/${org!.id}/envs/${envId}/upstreams`, {
         name: name.trim(),
         specification,
@@ -92,16 +85,7 @@ export function AddUpstream(props: {
       const created = envId!;
       reset();
       props.onAdded(created);
-    } catch (error) {
-      if (error instanceof ApiError) {
-        setErrors(error.fieldErrors());
-        setFailure(error.message);
-      } else {
-        setFailure(String(error));
-      }
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
@@ -215,11 +199,7 @@ export function AddUpstream(props: {
               checked={passive}
               onChange={(e) => setPassive(e.currentTarget.checked)}
             />
-            {failure && (
-              <Alert color="red" role="alert">
-                {failure}
-              </Alert>
-            )}
+            <Failure message={failure} />
           </Stack>
         </Stepper.Step>
       </Stepper>

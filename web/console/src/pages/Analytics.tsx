@@ -17,10 +17,11 @@ import {
 import { useState } from "react";
 import type { FormEvent } from "react";
 
-import { ApiError, post } from "../api";
+import { post } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { useFetched } from "../useFetched";
+import { Failure, useSubmission } from "../useSubmission";
 
 type Chart = "line" | "bar" | "pie" | "table" | "number";
 
@@ -190,14 +191,11 @@ function AddWidget(props: {
   const [chart, setChart] = useState<Chart>("line");
   const [dimension, setDimension] = useState("");
   const [window, setWindow] = useState("1h");
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<string | null>(null);
+  const { errors, failure, submit } = useSubmission();
 
-  async function submit(event: FormEvent) {
+  async function create(event: FormEvent) {
     event.preventDefault();
-    setErrors({});
-    setFailure(null);
-    try {
+    await submit(async () => {
       await post(props.path, {
         name,
         metric,
@@ -208,23 +206,14 @@ function AddWidget(props: {
       });
       setName("");
       props.onAdded();
-    } catch (error) {
-      if (error instanceof ApiError) {
-        setErrors(error.fieldErrors());
-        setFailure(error.message);
-      } else setFailure(String(error));
-    }
+    });
   }
 
   return (
     <Modal opened={props.opened} onClose={props.onClose} title="Add widget">
-      <form onSubmit={submit} aria-label="Add widget">
+      <form onSubmit={create} aria-label="Add widget">
         <Stack>
-          {failure && (
-            <Alert color="red" role="alert">
-              {failure}
-            </Alert>
-          )}
+          <Failure message={failure} />
           <TextInput
             label="Name"
             required

@@ -1,21 +1,11 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Group,
-  Loader,
-  Select,
-  Stack,
-  Table,
-  Text,
-  Title,
-} from "@mantine/core";
+import { Alert, Badge, Button, Group, Loader, Select, Stack, Text, Title } from "@mantine/core";
 import { lazy, Suspense, useState } from "react";
 import { useParams } from "react-router";
 
 import { ApiError, post } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
+import { DataTable } from "../components/DataTable";
 import { JsonDiff } from "../JsonDiff";
 import { useFetched } from "../useFetched";
 import type { Environment } from "./Environments";
@@ -89,42 +79,28 @@ export function ApiPage() {
         </Alert>
       )}
       <Title order={3}>Revisions</Title>
-      <Table aria-label="Revisions">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Revision</Table.Th>
-            <Table.Th>Status</Table.Th>
-            <Table.Th>Live in</Table.Th>
-            <Table.Th>Routes</Table.Th>
-            <Table.Th />
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {items.map((revision) => (
-            <Table.Tr key={revision.id}>
-              <Table.Td>{revision.number}</Table.Td>
-              <Table.Td>
-                <Badge color={revision.status === "ACTIVE" ? "green" : "gray"}>
-                  {revision.status}
-                </Badge>
-              </Table.Td>
-              <Table.Td>{revision.deployedTo.map(envName).join(", ") || "—"}</Table.Td>
-              <Table.Td>{revision.routeSpec.length}</Table.Td>
-              <Table.Td>
-                <Button
-                  size="xs"
-                  variant="light"
-                  disabled={!can("api.update")}
-                  aria-label={`Clone revision ${revision.number}`}
-                  onClick={() => clone(revision)}
-                >
-                  Clone
-                </Button>
-              </Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+      <DataTable
+        items={items}
+        label="Revisions"
+        empty="No revision yet."
+        columns={["Revision", "Status", "Live in", "Routes", ""]}
+        rowKey={(revision) => revision.id}
+        row={(revision) => [
+          revision.number,
+          <Badge color={revision.status === "ACTIVE" ? "green" : "gray"}>{revision.status}</Badge>,
+          revision.deployedTo.map(envName).join(", ") || "—",
+          revision.routeSpec.length,
+          <Button
+            size="xs"
+            variant="light"
+            disabled={!can("api.update")}
+            aria-label={`Clone revision ${revision.number}`}
+            onClick={() => clone(revision)}
+          >
+            Clone
+          </Button>,
+        ]}
+      />
       <Select
         label="Edit the plugins of"
         data={items.map((r) => ({ value: r.id, label: `Revision ${r.number} (${r.status})` }))}

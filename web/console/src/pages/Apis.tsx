@@ -1,14 +1,10 @@
 import {
-  Alert,
   Anchor,
   FileInput,
-  Badge,
   Button,
   Group,
-  Loader,
   Modal,
   Stack,
-  Table,
   Text,
   TextInput,
   Textarea,
@@ -19,10 +15,12 @@ import { useState } from "react";
 import type { FormEvent } from "react";
 import { Link } from "react-router";
 
-import { ApiError, post, send } from "../api";
+import { post, send } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
+import { Badges, FetchedTable } from "../components/DataTable";
 import { useFetched } from "../useFetched";
+import { Failure, useSubmission } from "../useSubmission";
 
 interface Api {
   id: string;
@@ -61,43 +59,25 @@ export function ApisPage() {
           )}
         </Group>
       </Group>
-      {apis.error && <Alert color="red">{apis.error.message}</Alert>}
-      {apis.loading && !apis.data && <Loader aria-label="Loading APIs" />}
-      {apis.data && apis.data.items.length === 0 && <Text>No API yet.</Text>}
-      {apis.data && apis.data.items.length > 0 && (
-        <Table aria-label="APIs" striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Description</Table.Th>
-              <Table.Th>Revisions</Table.Th>
-              <Table.Th>Deployed</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {apis.data.items.map((api) => (
-              <Table.Tr key={api.id}>
-                <Table.Td>
-                  <Anchor component={Link} to={`/apis/${api.id}`}>
-                    {api.name}
-                  </Anchor>
-                </Table.Td>
-                <Table.Td>{api.desc}</Table.Td>
-                <Table.Td>{api.revisionCount}</Table.Td>
-                <Table.Td>
-                  <Group gap={4}>
-                    {api.deployments.map((d) => (
-                      <Badge key={d.environmentName} variant="light">
-                        {d.environmentName}: revision {d.revisionNumber}
-                      </Badge>
-                    ))}
-                  </Group>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+      <FetchedTable
+        fetched={apis}
+        label="APIs"
+        empty="No API yet."
+        columns={["Name", "Description", "Revisions", "Deployed"]}
+        rowKey={(api) => api.id}
+        row={(api) => [
+          <Anchor component={Link} to={`/apis/${api.id}`}>
+            {api.name}
+          </Anchor>,
+          api.desc,
+          api.revisionCount,
+          <Badges
+            values={api.deployments.map(
+              (d) => `${d.environmentName}: revision ${d.revisionNumber}`,
+            )}
+          />,
+        ]}
+      />
       <AddService
         opened={adding}
         path={path}
@@ -162,40 +142,24 @@ function AddService(props: {
 }) {
   const [name, setName] = useState("");
   const [desc, setDesc] = useState("");
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [failure, setFailure] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { errors, failure, busy, submit } = useSubmission();
 
-  async function submit(event: FormEvent) {
+  async function create(event: FormEvent) {
     event.preventDefault();
-    setBusy(true);
-    setErrors({});
-    setFailure(null);
-    try {
+    await submit(async () => {
       await post(props.path, { name, desc });
       setName("");
       setDesc("");
       props.onAdded();
-    } catch (error) {
-      if (error instanceof ApiError && Object.keys(error.fieldErrors()).length > 0) {
-        setErrors(error.fieldErrors());
-      } else {
-        setFailure(error instanceof Error ? error.message : String(error));
-      }
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
     <Modal opened={props.opened} onClose={props.onClose} title="Add Service">
-      <form onSubmit={submit} aria-label="Add Service">
+      <form onSubmit={create} aria-label="Add Service">
         <Stack>
-          {failure && (
-            <Alert color="red" role="alert">
-              {failure}
-            </Alert>
-          )}
+          {/* a refusal of the fields is shown at them */}
+          <Failure message={Object.keys(errors).length > 0 ? null : failure} />
           <TextInput
             label="Name"
             required

@@ -1,8 +1,9 @@
-import { Alert, Badge, Loader, Stack, Table, Text, Title } from "@mantine/core";
+import { Alert, Badge, Loader, Stack, Text, Title } from "@mantine/core";
 import { useEffect } from "react";
 import { useParams } from "react-router";
 
 import { useAuth } from "../auth";
+import { DataTable, FetchedTable } from "../components/DataTable";
 import { useFetched } from "../useFetched";
 import type { Environment } from "./Environments";
 
@@ -50,62 +51,34 @@ export function EnvironmentPage() {
         {env.data.configVersion}
       </Text>
       <Title order={3}>Deployed APIs</Title>
-      {env.data.deployments.length === 0 ? (
-        <Text>Nothing is deployed here yet.</Text>
-      ) : (
-        <Table aria-label="Deployed APIs">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>API</Table.Th>
-              <Table.Th>Revision</Table.Th>
-              <Table.Th>Deployed</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {env.data.deployments.map((d) => (
-              <Table.Tr key={d.apiId}>
-                <Table.Td>{d.apiName}</Table.Td>
-                <Table.Td>{d.revisionNumber}</Table.Td>
-                <Table.Td>{when(d.deployedAt)}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+      <DataTable
+        items={env.data.deployments}
+        label="Deployed APIs"
+        empty="Nothing is deployed here yet."
+        columns={["API", "Revision", "Deployed"]}
+        rowKey={(d) => d.apiId}
+        row={(d) => [d.apiName, d.revisionNumber, when(d.deployedAt)]}
+      />
       <Title order={3}>Data-plane nodes</Title>
-      {nodes.error && <Alert color="red">{nodes.error.message}</Alert>}
-      {nodes.data && nodes.data.items.length === 0 && (
-        <Text>No gateway node has reported to this environment yet.</Text>
-      )}
-      {nodes.data && nodes.data.items.length > 0 && (
-        <Table aria-label="Data-plane nodes">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Node</Table.Th>
-              <Table.Th>Address</Table.Th>
-              <Table.Th>Runs version</Table.Th>
-              <Table.Th>Expected</Table.Th>
-              <Table.Th>Last heartbeat</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {nodes.data.items.map((node) => (
-              <Table.Tr key={node.nodeId}>
-                <Table.Td>{node.nodeId}</Table.Td>
-                <Table.Td>{node.address ?? "—"}</Table.Td>
-                <Table.Td>
-                  {node.configVersion}{" "}
-                  <Badge color={node.inSync ? "green" : "orange"}>
-                    {node.inSync ? "in sync" : "behind"}
-                  </Badge>
-                </Table.Td>
-                <Table.Td>{node.expectedVersion}</Table.Td>
-                <Table.Td>{when(node.lastSeenAt)}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+      <FetchedTable
+        fetched={nodes}
+        label="Data-plane nodes"
+        empty="No gateway node has reported to this environment yet."
+        columns={["Node", "Address", "Runs version", "Expected", "Last heartbeat"]}
+        rowKey={(node) => node.nodeId}
+        row={(node) => [
+          node.nodeId,
+          node.address ?? "—",
+          <>
+            {node.configVersion}{" "}
+            <Badge color={node.inSync ? "green" : "orange"}>
+              {node.inSync ? "in sync" : "behind"}
+            </Badge>
+          </>,
+          node.expectedVersion,
+          when(node.lastSeenAt),
+        ]}
+      />
     </Stack>
   );
 }

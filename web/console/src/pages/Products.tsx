@@ -1,7 +1,8 @@
-import { Alert, Badge, Group, Loader, Stack, Table, Text, Title } from "@mantine/core";
+import { Stack, Title } from "@mantine/core";
 
 import type { Page } from "../api";
 import { useAuth } from "../auth";
+import { Badges, FetchedTable } from "../components/DataTable";
 import { useFetched } from "../useFetched";
 import type { Environment } from "./Environments";
 
@@ -58,66 +59,28 @@ export function ProductsPage() {
   return (
     <Stack>
       <Title order={2}>Products</Title>
-      {products.error && <Alert color="red">{products.error.message}</Alert>}
-      {!products.data && <Loader aria-label="Loading products" />}
-      {products.data && products.data.items.length === 0 && <Text>No product yet.</Text>}
-      {products.data && products.data.items.length > 0 && (
-        <Table aria-label="Products" striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Product</Table.Th>
-              <Table.Th>APIs</Table.Th>
-              <Table.Th>Quota</Table.Th>
-              <Table.Th>Deployed in</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {products.data.items.map((product) => (
-              <Table.Tr key={product.id}>
-                <Table.Td>{product.displayName || product.name}</Table.Td>
-                <Table.Td>
-                  <Group gap={4}>
-                    {product.apiIds.map((id) => (
-                      <Badge key={id} variant="light">
-                        {apiName(id)}
-                      </Badge>
-                    ))}
-                  </Group>
-                </Table.Td>
-                <Table.Td>{quotaText(product.quota)}</Table.Td>
-                <Table.Td>{product.environments.map(envName).join(", ") || "—"}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+      <FetchedTable
+        fetched={products}
+        label="Products"
+        empty="No product yet."
+        columns={["Product", "APIs", "Quota", "Deployed in"]}
+        rowKey={(product) => product.id}
+        row={(product) => [
+          product.displayName || product.name,
+          <Badges values={product.apiIds.map(apiName)} />,
+          quotaText(product.quota),
+          product.environments.map(envName).join(", ") || "—",
+        ]}
+      />
       <Title order={3}>Developers</Title>
-      {developers.error && <Alert color="red">{developers.error.message}</Alert>}
-      {developers.data && developers.data.items.length === 0 && <Text>No developer yet.</Text>}
-      {developers.data && developers.data.items.length > 0 && (
-        <Table aria-label="Developers" striped>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Email</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th>Apps</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {developers.data.items.map((developer) => (
-              <Table.Tr key={developer.id}>
-                <Table.Td>
-                  {developer.firstName} {developer.lastName}
-                </Table.Td>
-                <Table.Td>{developer.email}</Table.Td>
-                <Table.Td>{developer.status}</Table.Td>
-                <Table.Td>{developer.appCount}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      )}
+      <FetchedTable
+        fetched={developers}
+        label="Developers"
+        empty="No developer yet."
+        columns={["Name", "Email", "Status", "Apps"]}
+        rowKey={(developer) => developer.id}
+        row={(d) => [`${d.firstName} ${d.lastName}`, d.email, d.status, d.appCount]}
+      />
     </Stack>
   );
 }

@@ -1,19 +1,9 @@
-import {
-  Alert,
-  Badge,
-  Button,
-  Group,
-  Loader,
-  Select,
-  Stack,
-  Table,
-  Text,
-  Title,
-} from "@mantine/core";
+import { Alert, Button, Group, Select, Stack, Text, Title } from "@mantine/core";
 import { useState } from "react";
 
 import type { Page } from "../api";
 import { useAuth } from "../auth";
+import { Badges, FetchedTable } from "../components/DataTable";
 import { useFetched } from "../useFetched";
 import { AddUpstream } from "./AddUpstream";
 import type { Environment } from "./Environments";
@@ -84,50 +74,27 @@ function UpstreamTable({ orgId, envId }: { orgId: string; envId: string }) {
   const upstreams = useFetched<Page<Upstream>>(
     `/api/orgs/${orgId}/envs/${envId}/upstreams?size=100`,
   );
-  if (upstreams.error) return <Alert color="red">{upstreams.error.message}</Alert>;
-  if (!upstreams.data) return <Loader aria-label="Loading upstreams" />;
-  if (upstreams.data.items.length === 0) return <Text>No upstream in this environment yet.</Text>;
   return (
-    <Table aria-label="Upstreams" striped>
-      <Table.Thead>
-        <Table.Tr>
-          <Table.Th>Name</Table.Th>
-          <Table.Th>Targets</Table.Th>
-          <Table.Th>Balancing</Table.Th>
-          <Table.Th>Health checks</Table.Th>
-        </Table.Tr>
-      </Table.Thead>
-      <Table.Tbody>
-        {upstreams.data.items.map((u) => (
-          <Table.Tr key={u.id}>
-            <Table.Td>{u.name}</Table.Td>
-            <Table.Td>
-              {u.specification.discovery ? (
-                <Badge variant="light">
-                  {u.specification.discovery.type}: {u.specification.discovery.serviceName}
-                </Badge>
-              ) : (
-                <Group gap={4}>
-                  {(u.specification.nodes ?? []).map((n) => (
-                    <Badge key={`${n.host}:${n.port}`} variant="light">
-                      {n.host}:{n.port} × {n.weight}
-                    </Badge>
-                  ))}
-                </Group>
-              )}
-            </Table.Td>
-            <Table.Td>{u.specification.type}</Table.Td>
-            <Table.Td>
-              {[
-                u.specification.checks?.active && "active",
-                u.specification.checks?.passive && "passive",
-              ]
-                .filter(Boolean)
-                .join(" + ") || "none"}
-            </Table.Td>
-          </Table.Tr>
-        ))}
-      </Table.Tbody>
-    </Table>
+    <FetchedTable
+      fetched={upstreams}
+      label="Upstreams"
+      empty="No upstream in this environment yet."
+      columns={["Name", "Targets", "Balancing", "Health checks"]}
+      rowKey={(u) => u.id}
+      row={(u) => [
+        u.name,
+        <Badges
+          values={
+            u.specification.discovery
+              ? [`${u.specification.discovery.type}: ${u.specification.discovery.serviceName}`]
+              : (u.specification.nodes ?? []).map((n) => `${n.host}:${n.port} × ${n.weight}`)
+          }
+        />,
+        u.specification.type,
+        [u.specification.checks?.active && "active", u.specification.checks?.passive && "passive"]
+          .filter(Boolean)
+          .join(" + ") || "none",
+      ]}
+    />
   );
 }
