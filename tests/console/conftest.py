@@ -3,9 +3,7 @@ and Debian's chromium driven by Playwright, headless, on loopback only."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,11 +14,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from portico.core.settings import Settings
-from tests.support.portico_process import PORTICO, start_serve, stop
+from tests.support.portico_process import OWNER, OWNER_PASSWORD, bootstrapped_serve
 
-OWNER = "owner@example.com"
-OWNER_PASSWORD = "owner-password-123"
-STARTUP = 90.0
 #: chromium as the machine has it; its flags keep it off the network it cannot reach
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -65,21 +60,12 @@ class Console:
 def console(database_url: str, tmp_path: Path) -> Iterator[Console]:
     built = Settings(_env_file=None).console_dir  # type: ignore[call-arg]
     assert (built / "index.html").is_file(), f"the console is not built at {built}: make web"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
-    env.update(
-        PORTICO_DATA_DIR=str(tmp_path / "var"),
-        PORTICO_DATABASE_URL=database_url,
-        PORTICO_BOOTSTRAP_ADMIN_EMAIL=OWNER,
-        PORTICO_BOOTSTRAP_ADMIN_PASSWORD=OWNER_PASSWORD,
-        # the embedded gateway ships its traffic's analytics often: the charts have data soon
-        PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3",
-    )
-    subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
-    process = start_serve(env, tmp_path / "serve.log", timeout=STARTUP)
-    try:
+    # the embedded gateway ships its traffic's analytics often: the charts have data soon
+    with bootstrapped_serve(database_url, tmp_path, PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3") as (
+        env,
+        _,
+    ):
         yield Console(control=f"http://{env['PORTICO_LISTEN']}", env=env)
-    finally:
-        stop(process)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 
 from tests.console.conftest import OWNER, OWNER_PASSWORD, Console
 from tests.e2e.test_gateway import backend, wait_for  # noqa: F401 (fixture)
+from tests.support.management_calls import ROUTE, deployed_api
 
 pytestmark = [
     pytest.mark.e2e,
@@ -27,7 +28,6 @@ pytestmark = [
 ]
 
 SHOP = "api.shop.example.com"
-LOOPBACK = "127.0.0.1"
 VIEWER = "viewer@example.com"
 VIEWER_PASSWORD = "viewer-password-123"
 
@@ -163,30 +163,11 @@ def test_revisions_compare_and_deploy_with_the_conflict_explained(
     """An API deployed at revision 1; in the console: clone it, compare the clone (changed by
     the API) with revision 1, dry-run it, deploy it (refused: revision 1 is live, the
     conflict explained), deploy it with force, and roll back to revision 1 the same way."""
-    route = {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
     with console.management() as cp:
-        env = cp.post("/envs", json={"name": "prod", "gatewayHosts": ["api.example.com"]}).json()
-        node = {"host": "127.0.0.1", "port": backend}
-        upstream = cp.post(
-            f"/envs/{env['id']}/upstreams",
-            json={"name": "echo", "specification": {"nodes": [node]}},
-        ).json()
-        api = cp.post("/apis", json={"name": "orders"}).json()
-        first = cp.post(
-            f"/apis/{api['id']}/revisions",
-            json={
-                "serviceSpec": {"plugins": {}},
-                "routeSpec": [route],
-                "environmentUpstreams": [
-                    {"environmentId": env["id"], "upstreamId": upstream["id"]}
-                ],
-            },
-        ).json()
-        deployed = cp.post(
-            f"/apis/{api['id']}/revisions/{first['id']}/deploy",
-            json={"environmentId": env["id"]},
+        deployed = deployed_api(
+            cp, host="api.example.com", backend=backend, plugins={}, env_name="prod"
         )
-        assert deployed.status_code == 200, deployed.text
+        api = deployed["api"]
 
     sign_in(page, console, OWNER, OWNER_PASSWORD)
     page.get_by_role("link", name="APIs").click()
@@ -200,10 +181,10 @@ def test_revisions_compare_and_deploy_with_the_conflict_explained(
     with console.management() as cp:
         items = cp.get(f"/apis/{api['id']}/revisions").json()["items"]
         clone = next(r for r in items if r["number"] == 2)
-        second = {**route, "name": "create", "methods": ["POST"]}
+        second = {**ROUTE, "name": "create", "methods": ["POST"]}
         changed = cp.put(
             f"/apis/{api['id']}/revisions/{clone['id']}/route-spec",
-            json={"routeSpec": [route, second]},
+            json={"routeSpec": [ROUTE, second]},
         )
         assert changed.status_code == 200, changed.text
     page.reload()
@@ -262,30 +243,8 @@ def test_analytics_widgets_as_charts_and_the_empty_data_message(
     status, and one filtered to an environment without traffic, which shows the seed's
     empty-data message; a line chart added through the form is drawn too."""
     with console.management() as cp:
-        env = cp.post("/envs", json={"name": "shop", "gatewayHosts": [SHOP]}).json()
+        env = deployed_api(cp, host=SHOP, backend=backend, plugins={})["env"]
         quiet = cp.post("/envs", json={"name": "quiet", "gatewayHosts": ["quiet.example.com"]})
-        upstream = cp.post(
-            f"/envs/{env['id']}/upstreams",
-            json={
-                "name": "echo",
-                "specification": {"nodes": [{"host": LOOPBACK, "port": backend}]},
-            },
-        ).json()
-        api = cp.post("/apis", json={"name": "orders"}).json()
-        revision = cp.post(
-            f"/apis/{api['id']}/revisions",
-            json={
-                "serviceSpec": {"plugins": {}},
-                "routeSpec": [
-                    {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
-                ],
-                "environmentUpstreams": [
-                    {"environmentId": env["id"], "upstreamId": upstream["id"]}
-                ],
-            },
-        ).json()
-        deploy = f"/apis/{api['id']}/revisions/{revision['id']}/deploy"
-        assert cp.post(deploy, json={"environmentId": env["id"]}).status_code == 200
 
         # the embedded gateway runs the deploy once it reports the environment's version
         # (then every request below is one the widgets must count: exactly six)
@@ -344,8 +303,7 @@ def test_a_plugin_form_generated_from_its_schema(page: Page, console: Console) -
     anything is sent; the saved configuration is the revision's."""
     with console.management() as cp:
         api = cp.post("/apis", json={"name": "orders"}).json()
-        route = {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
-        body = {"serviceSpec": {"plugins": {}}, "routeSpec": [route], "environmentUpstreams": []}
+        body = {"serviceSpec": {"plugins": {}}, "routeSpec": [ROUTE], "environmentUpstreams": []}
         revision = cp.post(f"/apis/{api['id']}/revisions", json=body)
         assert revision.status_code == 201, revision.text
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -29,14 +28,14 @@ import httpx
 import jwt
 import pytest
 
-from tests.e2e.test_gateway import STARTUP, wait_for
-from tests.support.portico_process import PORTICO, start_serve, stop
+from tests.e2e.test_gateway import wait_for
+from tests.support.portico_process import OWNER, OWNER_PASSWORD, PORTICO, bootstrapped_serve
 from tests.support.smtpserver import SmtpServer
 
 pytestmark = pytest.mark.e2e
 
-ADMIN_EMAIL = "owner@example.com"
-ADMIN_PASSWORD = "owner-password-123"
+ADMIN_EMAIL = OWNER
+ADMIN_PASSWORD = OWNER_PASSWORD
 WEB_API_KEY = "AIzaSy-e2e-web-api-key-0123456789"
 
 #: issue 5's endpoints as /openapi.json describes them (it does not describe itself)
@@ -234,23 +233,15 @@ def smtp() -> Iterator[SmtpServer]:
 
 @pytest.fixture
 def portico(database_url: str, tmp_path: Path, smtp: SmtpServer) -> Iterator[Portico]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
-    env.update(
-        PORTICO_DATA_DIR=str(tmp_path / "var"),
-        PORTICO_DATABASE_URL=database_url,
-        PORTICO_BOOTSTRAP_ADMIN_EMAIL=ADMIN_EMAIL,
-        PORTICO_BOOTSTRAP_ADMIN_PASSWORD=ADMIN_PASSWORD,
-        PORTICO_SMTP_URL=smtp.url,
-        PORTICO_MAIL_FROM="portal@example.com",
-        PORTICO_WORKER_POLL_SECONDS="0.2",
-    )
-    subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
-    log = tmp_path / "serve.log"
-    process = start_serve(env, log, timeout=STARTUP)
-    try:
-        yield Portico(env=env, control=f"http://{env['PORTICO_LISTEN']}", log=log)
-    finally:
-        stop(process)
+    settings = {
+        "PORTICO_SMTP_URL": smtp.url,
+        "PORTICO_MAIL_FROM": "portal@example.com",
+        "PORTICO_WORKER_POLL_SECONDS": "0.2",
+    }
+    with bootstrapped_serve(database_url, tmp_path, **settings) as (env, _):
+        yield Portico(
+            env=env, control=f"http://{env['PORTICO_LISTEN']}", log=tmp_path / "serve.log"
+        )
 
 
 def set_web_api_key(portico: Portico, key: str) -> subprocess.CompletedProcess[str]:

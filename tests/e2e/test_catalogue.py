@@ -24,6 +24,7 @@ from tests.e2e.test_admin_api import (  # noqa: F401 (fixtures)
     smtp,
 )
 from tests.e2e.test_gateway import wait_for
+from tests.support.management_calls import integration_token
 
 pytestmark = pytest.mark.e2e
 
@@ -54,6 +55,22 @@ def management(server: Portico) -> tuple[httpx.Client, str]:
     return cp, org
 
 
+def marketplace_admin(portico: Portico) -> httpx.Client:  # noqa: F811
+    """The marketplace's administrator signed in (token issuance switched on first)."""
+    assert set_web_api_key(portico, WEB_API_KEY).returncode == 0
+    admin = httpx.Client(base_url=portico.admin_api, timeout=30)
+    tokens = ok(admin.post("/auth/token", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))
+    admin.headers["Authorization"] = f"Bearer {tokens['data']['id_token']}"
+    return admin
+
+
+def connect_to_itself(admin: httpx.Client, portico: Portico, org: str, token: str) -> Any:  # noqa: F811
+    """A ``portico`` gateway connection to this installation's own management service."""
+    config = {"base_url": portico.control, "org_id": org, "token": token}
+    connection = {"name": "this portico", "source": "portico", "config": config}
+    return ok(admin.post("/gateways/connections", json=connection), 201)["data"]
+
+
 def test_a_new_user_imports_the_gateways_apis_and_publishes_them(
     portico: Portico,  # noqa: F811
 ) -> None:
@@ -74,33 +91,12 @@ def test_a_new_user_imports_the_gateways_apis_and_publishes_them(
         ),
         201,
     )
-    roles = ok(cp.get(f"/api/orgs/{org}/roles", params={"size": 100}))["items"]
-    integration = next(r["id"] for r in roles if r["name"] == "Integration")
-    account = ok(
-        cp.post(
-            f"/api/orgs/{org}/service-accounts",
-            json={"name": "marketplace", "roleIds": [integration]},
-        ),
-        201,
-    )
+    cp.base_url = httpx.URL(f"{portico.control}/api/orgs/{org}")
+    token = integration_token(cp)
 
     # the marketplace side, as its administrator
-    assert set_web_api_key(portico, WEB_API_KEY).returncode == 0
-    admin = httpx.Client(base_url=portico.admin_api, timeout=30)
-    tokens = ok(admin.post("/auth/token", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))
-    admin.headers["Authorization"] = f"Bearer {tokens['data']['id_token']}"
-
-    connection = ok(
-        admin.post(
-            "/gateways/connections",
-            json={
-                "name": "this portico",
-                "source": "portico",
-                "config": {"base_url": portico.control, "org_id": org, "token": account["token"]},
-            },
-        ),
-        201,
-    )["data"]
+    admin = marketplace_admin(portico)
+    connection = connect_to_itself(admin, portico, org, token)
     assert connection["status"] == "connected"
     assert "token" not in connection["config"]
     base = f"/gateways/connections/{connection['id']}"

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import threading
 import uuid
 from collections.abc import Iterator
@@ -26,12 +24,11 @@ from sqlalchemy import select
 
 from portico.core.db.engine import Database
 from portico.management.telemetry.models import TelemetryRollup
-from tests.support.portico_process import PORTICO, start_serve, stop, wait_for
+from tests.support.portico_process import bootstrapped_serve, wait_for
 
 pytestmark = pytest.mark.e2e
 
 #: how long `portico serve` may take to answer /healthz: generous, the suite runs in parallel
-STARTUP = 90.0
 HOST = "api.shop.example.com"
 
 
@@ -73,28 +70,18 @@ def backend() -> Iterator[int]:
 
 @pytest.fixture
 def portico(database_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
-    env.update(
-        PORTICO_DATA_DIR=str(tmp_path / "var"),
-        PORTICO_DATABASE_URL=database_url,
-        PORTICO_BOOTSTRAP_ADMIN_EMAIL="owner@example.com",
-        PORTICO_BOOTSTRAP_ADMIN_PASSWORD="owner-password-123",
-        PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3",
-    )
-    subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
-    log = tmp_path / "serve.log"
-    process = start_serve(env, log, timeout=STARTUP)
-    try:
+    with bootstrapped_serve(database_url, tmp_path, PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3") as (
+        env,
+        process,
+    ):
         yield {
             "control": f"http://{env['PORTICO_LISTEN']}",
             "gateway": f"http://{env['PORTICO_GATEWAY_LISTEN']}",
             "status": f"http://{env['PORTICO_METRICS_LISTEN']}",
-            "log": str(log),
+            "log": str(tmp_path / "serve.log"),
             "pid": str(process.pid),
             "database_url": database_url,
         }
-    finally:
-        stop(process)
 
 
 def test_key_auth_limit_count_and_prefix_stripping_through_the_gateway(

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.e2e.test_gateway import HOST, backend, portico, wait_for  # noqa: F401 (fixtures)
+from tests.support.management_calls import created, deployed_api
 
 pytestmark = pytest.mark.e2e
 
@@ -29,11 +30,6 @@ def control(portico: dict[str, str]) -> Iterator[httpx.Client]:  # noqa: F811
     cp.close()
 
 
-def created(answer: httpx.Response) -> dict[str, Any]:
-    assert answer.status_code in (200, 201), answer.text
-    return dict(answer.json())
-
-
 def per_month(limit: int) -> dict[str, Any]:
     """A month's window: the node's clock is the wall clock, and a minute's window could
     end between two of the calls below."""
@@ -46,37 +42,10 @@ def test_each_app_is_metered_against_its_product_and_named_in_analytics(
     control: httpx.Client,
 ) -> None:
     cp = control
-    env = created(cp.post("/envs", json={"name": "shop", "gatewayHosts": [HOST]}))
-    upstream = created(
-        cp.post(
-            f"/envs/{env['id']}/upstreams",
-            json={
-                "name": "echo",
-                "specification": {"nodes": [{"host": "127.0.0.1", "port": backend}]},
-            },
-        )
+    deployed = deployed_api(
+        cp, host=HOST, backend=backend, plugins={"key-auth": {}, "product-quota": {}}
     )
-    api = created(cp.post("/apis", json={"name": "orders"}))
-    revision = created(
-        cp.post(
-            f"/apis/{api['id']}/revisions",
-            json={
-                "serviceSpec": {"plugins": {"key-auth": {}, "product-quota": {}}},
-                "routeSpec": [
-                    {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
-                ],
-                "environmentUpstreams": [
-                    {"environmentId": env["id"], "upstreamId": upstream["id"]}
-                ],
-            },
-        )
-    )
-    created(
-        cp.post(
-            f"/apis/{api['id']}/revisions/{revision['id']}/deploy",
-            json={"environmentId": env["id"]},
-        )
-    )
+    env, api = deployed["env"], deployed["api"]
     developer = created(
         cp.post(
             "/developers",

@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.test_gateway import PORTICO, backend, portico, wait_for  # noqa: F401 - fixtures
+from tests.e2e.test_gateway import backend, portico, wait_for  # noqa: F401 - fixtures
+from tests.support.portico_process import PORTICO
 from tests.support.ports import free_port
 from tests.support.redisserver import RedisServer
 

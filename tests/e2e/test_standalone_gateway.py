@@ -13,12 +13,12 @@ import httpx
 import pytest
 
 from tests.e2e.test_gateway import (  # noqa: F401 - fixtures
-    PORTICO,
     backend,
     portico,
     rollups,
     wait_for,
 )
+from tests.support.portico_process import PORTICO
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e

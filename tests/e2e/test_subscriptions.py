@@ -16,17 +16,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.e2e.test_admin_api import (  # noqa: F401 (fixtures)
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
-    WEB_API_KEY,
-    Portico,
-    portico,
-    set_web_api_key,
-    smtp,
-)
-from tests.e2e.test_catalogue import management, ok
+from tests.e2e.test_admin_api import Portico, portico, smtp  # noqa: F401 (fixtures)
+from tests.e2e.test_catalogue import connect_to_itself, management, marketplace_admin, ok
 from tests.e2e.test_gateway import HOST, backend, wait_for  # noqa: F401 (fixtures)
+from tests.support.management_calls import deployed_api, integration_token
 
 pytestmark = pytest.mark.e2e
 
@@ -45,63 +38,13 @@ def test_approval_admits_the_developers_key_and_revocation_refuses_it(
     # account with the Integration role for the marketplace
     cp, org = management(portico)
     cp.base_url = httpx.URL(f"{portico.control}/api/orgs/{org}")
-    env = ok(cp.post("/envs", json={"name": "shop", "gatewayHosts": [HOST]}), 201)
-    upstream = ok(
-        cp.post(
-            f"/envs/{env['id']}/upstreams",
-            json={
-                "name": "echo",
-                "specification": {"nodes": [{"host": "127.0.0.1", "port": backend}]},
-            },
-        ),
-        201,
-    )
-    api = ok(cp.post("/apis", json={"name": "orders"}), 201)
-    revision = ok(
-        cp.post(
-            f"/apis/{api['id']}/revisions",
-            json={
-                "serviceSpec": {"plugins": {"key-auth": {}, "product-quota": {}}},
-                "routeSpec": [
-                    {"name": "list", "uri": "/orders", "methods": ["GET"], "plugins": {}}
-                ],
-                "environmentUpstreams": [
-                    {"environmentId": env["id"], "upstreamId": upstream["id"]}
-                ],
-            },
-        ),
-        201,
-    )
-    ok(
-        cp.post(
-            f"/apis/{api['id']}/revisions/{revision['id']}/deploy",
-            json={"environmentId": env["id"]},
-        ),
-        200,
-        201,
-    )
-    roles = ok(cp.get("/roles", params={"size": 100}))["items"]
-    integration = next(r["id"] for r in roles if r["name"] == "Integration")
-    account = ok(
-        cp.post("/service-accounts", json={"name": "marketplace", "roleIds": [integration]}), 201
-    )
+    plugins = {"key-auth": {}, "product-quota": {}}
+    api = deployed_api(cp, host=HOST, backend=backend, plugins=plugins)["api"]
+    token = integration_token(cp)
 
     # the marketplace's administrator connects, imports the API and publishes it to everyone
-    assert set_web_api_key(portico, WEB_API_KEY).returncode == 0
-    admin = httpx.Client(base_url=portico.admin_api, timeout=30)
-    tokens = ok(admin.post("/auth/token", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))
-    admin.headers["Authorization"] = f"Bearer {tokens['data']['id_token']}"
-    connection = ok(
-        admin.post(
-            "/gateways/connections",
-            json={
-                "name": "this portico",
-                "source": "portico",
-                "config": {"base_url": portico.control, "org_id": org, "token": account["token"]},
-            },
-        ),
-        201,
-    )["data"]
+    admin = marketplace_admin(portico)
+    connection = connect_to_itself(admin, portico, org, token)
     imported = ok(
         admin.post(
             f"/gateways/connections/{connection['id']}/apis/import", json={"api_id": api["id"]}

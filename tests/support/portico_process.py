@@ -8,9 +8,11 @@ retried on other ports instead of failing the test.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -115,3 +117,34 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.terminate()
     process.wait(timeout=15)
+
+
+#: the administrator ``bootstrapped_serve`` creates
+OWNER = "owner@example.com"
+OWNER_PASSWORD = "owner-password-123"
+#: how long a ``portico serve`` may take to answer (migrations, a busy CI machine)
+STARTUP = 90.0
+
+
+@contextmanager
+def bootstrapped_serve(
+    database_url: str, tmp_path: Path, **settings: str
+) -> Iterator[tuple[dict[str, str], subprocess.Popen[bytes]]]:
+    """``portico bootstrap`` (the ``OWNER`` administrator) then ``portico serve`` on the
+    store of ``database_url``, its data and log (``serve.log``) under ``tmp_path``, with
+    ``settings`` (``PORTICO_*``) and none of this process's own; its environment (the
+    addresses it listens on) and process while it runs, stopped after."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTICO_")}
+    env.update(
+        PORTICO_DATA_DIR=str(tmp_path / "var"),
+        PORTICO_DATABASE_URL=database_url,
+        PORTICO_BOOTSTRAP_ADMIN_EMAIL=OWNER,
+        PORTICO_BOOTSTRAP_ADMIN_PASSWORD=OWNER_PASSWORD,
+        **settings,
+    )
+    subprocess.run([PORTICO, "bootstrap"], env=env, check=True, capture_output=True, timeout=120)
+    process = start_serve(env, tmp_path / "serve.log", timeout=STARTUP)
+    try:
+        yield env, process
+    finally:
+        stop(process)
