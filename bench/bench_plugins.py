@@ -39,6 +39,7 @@ sys.path.insert(0, str(HERE / "gateway"))
 
 from bench_gateway import (  # noqa: E402  (the gateway bench's helpers)
     BACKEND_ANSWER,
+    cpu_seconds,
     free_port,
     need,
     serving_nginx,
@@ -83,6 +84,8 @@ class Target:
     process: subprocess.Popen[bytes] | None = None
     rates: list[float] = field(default_factory=list)
     p99s: list[float] = field(default_factory=list)
+    #: the gateway process's CPU time (user + system) per request, microseconds
+    cpu: list[float] = field(default_factory=list)
 
 
 WRK_SCRIPT = """
@@ -184,9 +187,13 @@ def measure(case: Case, work: Path, backend_port: int, rounds: int, seconds: int
                 run_wrk(target, work, 1)
             for _ in range(rounds):
                 for target in targets:
+                    assert target.process is not None
+                    before = cpu_seconds(target.process.pid)
                     rate, p99 = run_wrk(target, work, seconds)
+                    spent = cpu_seconds(target.process.pid) - before
                     target.rates.append(rate)
                     target.p99s.append(p99)
+                    target.cpu.append(spent / (rate * seconds) * 1e6)
             delivery = delivery_report(plugged) if setup.logs else ""
         finally:
             for target in targets:
@@ -196,9 +203,11 @@ def measure(case: Case, work: Path, backend_port: int, rounds: int, seconds: int
     base, with_plugin = statistics.median(baseline.rates), statistics.median(plugged.rates)
     ratio = with_plugin / base
     verdict = "ok" if ratio >= case.goal else "BELOW"
+    spent = (statistics.median(baseline.cpu), statistics.median(plugged.cpu))
+    cpu = f"CPU/request {spent[0]:.1f} / {spent[1]:.1f} us"
     return (
         f"{case.name:<28}{base:>10.0f}{with_plugin:>10.0f}{ratio:>8.2f}  >= {case.goal:<5}"
-        f"{verdict:>6}   p99 {statistics.median(plugged.p99s):.2f} ms{delivery}"
+        f"{verdict:>6}   p99 {statistics.median(plugged.p99s):.2f} ms, {cpu}{delivery}"
     )
 
 
