@@ -23,7 +23,7 @@ from portico import native  # noqa: E402  (from this checkout, whatever is insta
 
 def main() -> None:
     from mypyc.build import mypycify  # the dev dependency mypy ships it
-    from setuptools import Distribution
+    from setuptools import Distribution, Extension
 
     started = time.monotonic()
     target = native.build_dir()
@@ -34,6 +34,14 @@ def main() -> None:
     extensions = mypycify(
         sources, opt_level="3", group_name=native.GROUP, target_dir=str(temp / "c")
     )
+    extensions += [
+        Extension(
+            module,
+            sources=[str(native.c_source_of(module).relative_to(ROOT))],
+            extra_compile_args=["-O2", "-Wall", "-Werror"],
+        )
+        for module in native.C_MODULES
+    ]
     distribution = Distribution({"name": "portico-native", "ext_modules": extensions})
     build = distribution.get_command_obj("build_ext")
     build.build_lib = str(target)  # type: ignore[attr-defined]
@@ -42,7 +50,8 @@ def main() -> None:
     distribution.run_command("build_ext")
     shutil.rmtree(temp, ignore_errors=True)
     (target / native.MANIFEST).write_text(json.dumps(native.manifest(), indent=1))
-    print(f"build_native: {len(sources)} modules in {target} ({time.monotonic() - started:.0f} s)")
+    count = len(sources) + len(native.C_MODULES)
+    print(f"build_native: {count} modules in {target} ({time.monotonic() - started:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -84,6 +84,9 @@ MODULES = (
     "portico.gateway.http.upstream_contract",
     "portico.gateway.http.upstream_exchange",
 )
+#: modules written in C (``<module>.c`` beside the reference ``<module>.py``, which runs when
+#: the build is not used, and which their tests compare them with), built with the others
+C_MODULES = ("portico.gateway.telemetry.jsonline",)
 #: mypyc's name for the library the compiled modules share
 GROUP = "portico_native"
 MANIFEST = "manifest.json"
@@ -100,12 +103,18 @@ def source_of(module: str) -> Path:
     return _SOURCE_ROOT.joinpath(*module.split(".")).with_suffix(".py")
 
 
+def c_source_of(module: str) -> Path:
+    return _SOURCE_ROOT.joinpath(*module.split(".")).with_suffix(".c")
+
+
 def sources() -> list[Path]:
     """What a build depends on: every module of the packages holding compiled ones, their
-    subpackages included (the Makefile's NATIVE_SOURCES are the same files)."""
-    packages = {source_of(module).parent for module in MODULES}
+    subpackages included, and the C sources (the Makefile's NATIVE_SOURCES are the same
+    files)."""
+    packages = {source_of(module).parent for module in (*MODULES, *C_MODULES)}
     outermost = {p for p in packages if not any(parent in packages for parent in p.parents)}
-    return sorted({path for package in outermost for path in package.rglob("*.py")})
+    found = {path for package in outermost for path in package.rglob("*.py")}
+    return sorted(found | {c_source_of(module) for module in C_MODULES})
 
 
 def manifest() -> dict[str, object]:
@@ -114,6 +123,7 @@ def manifest() -> dict[str, object]:
     return {
         "cache_tag": sys.implementation.cache_tag,
         "modules": list(MODULES),
+        "c_modules": list(C_MODULES),
         "sources": {
             str(path.relative_to(_SOURCE_ROOT)): hashlib.sha256(path.read_bytes()).hexdigest()
             for path in sources()

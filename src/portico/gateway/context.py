@@ -218,6 +218,20 @@ class RelayedHead:
         self._added = added
         self._request_id = request_id
 
+    @property
+    def lines(self) -> list[bytes]:
+        """The node's header lines as ``Connection.lines`` keeps them: name, ``": "``,
+        value, CRLF."""
+        return self._lines
+
+    @property
+    def added(self) -> list[tuple[str, str]] | None:
+        return self._added
+
+    @property
+    def request_id(self) -> str:
+        return self._request_id
+
     def items(self) -> list[tuple[str, str]]:
         """(name lower-cased, value) pairs in the order sent, as ``ResponseHeaders.items``
         gives them on the path that takes the head apart (the X-Request-Id last)."""

@@ -69,7 +69,6 @@ def batch_processor(
     services: RuntimeServices,
     send: Callable[[list[T]], Awaitable[None]],
     *,
-    weigh: Callable[[T], int] | None = None,
     close_grace: float = 5.0,
 ) -> BatchProcessor[T]:
     """The logger's processor for this configuration, shared across config swaps: the same
@@ -85,7 +84,6 @@ def batch_processor(
             config,
             send,
             dropped=metrics.dropped_counter(plugin),
-            weigh=weigh,
             close_grace=close_grace,
         ),
     )

@@ -1,15 +1,13 @@
 """What the five loggers (http-logger, stream-logger, columnar-logger, aggregator-logger,
 search-logger) share at run time: the log phase, the entries, the batch and the HTTP send.
 
-The log phase costs a request only an append: :class:`LoggerRuntime` (whose phases are
-``log_entry.LogPhases``, compiled with the data plane) pushes a
-:class:`~portico.gateway.telemetry.log_entry.Logged` (the context and the wall clock) into the
-logger's batch processor (``_batching.batch_processor``: one per configuration, shared across
-deploys). The entries are built when a batch is sent, by the processor's task
-(:class:`EntryBuilder`: APISIX's full log format, credentials redacted, as JSON), a slice at a
-time so
-that a big batch does not hold the event loop; a retry reuses the entries already built. Each
-logger supplies only its :data:`Sink`, which writes one batch of entries to its server.
+The log phase writes the request's entry and appends it to memory: :class:`LoggerRuntime`
+(whose phases are ``log_entry.LogPhases``, compiled with the data plane) writes the entry
+(``log_entry.EntryEncoder``: APISIX's full log format, credentials redacted, as one JSON text)
+and pushes it, with the wall clock, into the logger's batch processor
+(``_batching.batch_processor``: one per configuration, shared across deploys), whose task
+sends full or timed-out batches. Each logger supplies only its :data:`Sink`, which writes one
+batch of entries to its server.
 
 The HTTP loggers post through :class:`HttpPoster`: the SSRF guard on every URL the user
 configured, the answer read within a bound, a non-2xx answer a failed send
@@ -19,7 +17,6 @@ the processor. The leading underscore keeps the registry from taking this module
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
@@ -31,105 +28,37 @@ from portico.gateway.egress import EgressGuard, EgressRefused
 from portico.gateway.outbound import guarded_request
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig, batch_processor
-from portico.gateway.snapshot import SnapshotRoute
 from portico.gateway.telemetry.batch import BatchFailed
-from portico.gateway.telemetry.log_entry import (
-    Logged,
-    LogPhases,
-    Redaction,
-    full_log,
-    retained_bytes,
-)
+from portico.gateway.telemetry.log_entry import Built as Built  # the sinks' input
+from portico.gateway.telemetry.log_entry import EntryEncoder, LogPhases, built
 
-#: entries built between two yields to the event loop (a slice costs about a millisecond)
-BUILD_SLICE: Final = 128
-#: routes whose redaction rules a builder remembers (a snapshot has this many, rarely more)
-_MAX_ROUTES: Final = 4096
 #: how much of a sink's answer is read (Elasticsearch's bulk answer names every document)
 MAX_ANSWER_BYTES: Final = 32 * 1024 * 1024
 
 
 def encode_json(value: Any) -> bytes:
-    """``value`` as compact JSON (UTF-8); ``str()`` of what JSON has no type for. orjson:
-    encoding was most of an entry's cost (the bench's entry: 2.7 us against the json
-    module's 40 us on the same loaded machine), and every request pays it."""
+    """``value`` as compact JSON (UTF-8); ``str()`` of what JSON has no type for (the sinks'
+    own documents: a Loki push, a Kafka record's envelope)."""
     return orjson.dumps(value, default=str)
-
-
-class Built:
-    """A batch as a sink gets it: each entry as one compact JSON text (UTF-8), and when each
-    request was logged (epoch seconds, e.g. Loki's timestamps). The same object comes back
-    on a retry."""
-
-    __slots__ = ("lines", "logged_at")
-
-    def __init__(self, lines: list[bytes], logged_at: list[float]) -> None:
-        self.lines = lines
-        self.logged_at = logged_at
 
 
 Sink = Callable[[Built], Awaitable[None]]
 
 
-class EntryBuilder:
-    """Builds the entries of a batch. It outlives snapshots (it belongs to the shared batch
-    processor), so it keeps nothing of one: a route's redaction rules are remembered with the
-    route object they were read from."""
+def sender(sink: Sink) -> Callable[[list[tuple[bytes, float]]], Awaitable[None]]:
+    """The batch processor's ``send``: the batch's entries (written by each request's log
+    phase) handed to ``sink`` as one :class:`Built`, the same object again on a retry (a sink
+    remembers by it what already took the batch: aggregator-logger's addresses)."""
+    last: list[tuple[list[tuple[bytes, float]], Built]] = []
 
-    def __init__(self, env_id: str, node_id: str, request_body: bool, response_body: bool):
-        self.env_id = env_id
-        self.node_id = node_id
-        self.request_body = request_body
-        self.response_body = response_body
-        self._redactions: dict[str, tuple[SnapshotRoute, Redaction]] = {}
-
-    def redaction(self, route: SnapshotRoute) -> Redaction:
-        known = self._redactions.get(route.id)
-        if known is not None and known[0] is route:
-            return known[1]
-        if len(self._redactions) >= _MAX_ROUTES:
-            self._redactions.clear()
-        redaction = Redaction.for_route(route)
-        self._redactions[route.id] = (route, redaction)
-        return redaction
-
-    def entry(self, logged: Logged) -> dict[str, Any]:
-        ctx = logged.ctx
-        return full_log(
-            ctx,
-            self.redaction(ctx.route),
-            env_id=self.env_id,
-            node_id=self.node_id,
-            start_time=logged.start_time,
-            request_body=self.request_body,
-            response_body=self.response_body,
-        )
-
-    async def build(self, batch: list[Logged]) -> Built:
-        """Entries built and encoded a slice at a time: one JSON encoding of a whole batch
-        held the loop for 15 ms, a slice costs about a millisecond."""
-        lines: list[bytes] = []
-        encode, entry = encode_json, self.entry
-        for start in range(0, len(batch), BUILD_SLICE):
-            if start:
-                await asyncio.sleep(0)  # let requests through between slices
-            lines.extend(encode(entry(logged)) for logged in batch[start : start + BUILD_SLICE])
-        return Built(lines, [logged.now for logged in batch])
-
-
-def sender(builder: EntryBuilder, sink: Sink) -> Callable[[list[Logged]], Awaitable[None]]:
-    """The batch processor's ``send``: build the entries (once per batch, whatever the
-    retries), then hand them to ``sink``."""
-    last: list[tuple[list[Logged], Built]] = []
-
-    async def send(batch: list[Logged]) -> None:
+    async def send(batch: list[tuple[bytes, float]]) -> None:
         if last and last[0][0] is batch:
-            built = last[0][1]
+            made = last[0][1]
         else:
-            built = await builder.build(batch)
-            last[:] = [(batch, built)]  # a retry gets the same list back
-        await sink(built)
-        last.clear()  # sent: the requests it holds may go
+            made = built(batch)
+            last[:] = [(batch, made)]
+        await sink(made)
+        last.clear()
 
     return send
 
@@ -150,18 +79,9 @@ class LoggerRuntime(LogPhases):
         response_body: bool = False,
         close_grace: float = 5.0,
     ) -> None:
-        builder = EntryBuilder(services.env_id, services.node_id, request_body, response_body)
-        batch = batch_processor(
-            plugin,
-            config,
-            services,
-            sender(builder, sink),
-            # without bodies a waiting request weighs about the same as any other, and the
-            # processor's entry cap bounds them: no weighing per request
-            weigh=retained_bytes if request_body or response_body else None,
-            close_grace=close_grace,
-        )
-        super().__init__(batch, services.now, request_body, response_body)
+        encoder = EntryEncoder(services.env_id, services.node_id, request_body, response_body)
+        batch = batch_processor(plugin, config, services, sender(sink), close_grace=close_grace)
+        super().__init__(batch, encoder, services.now)
 
 
 class _UnverifiedClient:

@@ -77,13 +77,11 @@ class BatchProcessor(Generic[T]):
         send: Callable[[list[T]], Awaitable[None]],
         *,
         dropped: Callable[[int], None] | None = None,
-        weigh: Callable[[T], int] | None = None,
         close_grace: float = 5.0,
     ) -> None:
         self.name = name
         self._send = send
         self._dropped = dropped
-        self._weigh = weigh
         self._close_grace = close_grace
         self._max_size = config.batch_max_size
         self._inactive = float(config.inactive_timeout)
@@ -108,13 +106,12 @@ class BatchProcessor(Generic[T]):
 
     # ------------------------------------------------------------------ the log phase
 
-    def push(self, entry: T) -> None:
-        """Queue ``entry``; never blocks, never raises (an entry that does not fit is
-        dropped and counted)."""
+    def push(self, entry: T, size: int = 0) -> None:
+        """Queue ``entry``, which holds ``size`` bytes (for the memory bound); never blocks,
+        never raises (an entry that does not fit is dropped and counted)."""
         if self._closed:
             self._drop(1, "the logger was reconfigured or stopped")
             return
-        size = self._weigh(entry) if self._weigh is not None else 0
         if self.pending >= self._max_entries or self.pending_bytes + size > MAX_PENDING_BYTES:
             if self._batch:  # make room as soon as the sink allows
                 self._seal()

@@ -27,22 +27,27 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote_plus
 
+import orjson
 from mypy_extensions import mypyc_attr
 
 from portico import __version__
 from portico.gateway.context import (
     Access,
     BasePluginRuntime,
-    RelayedHead,
     RequestContext,
     ResponseHeaders,
 )
 from portico.gateway.http.errors import ClientError
-from portico.gateway.snapshot import SnapshotRoute
+from portico.gateway.http.names import HEADER_NAMES
+from portico.gateway.snapshot import SnapshotConsumer, SnapshotRoute
+from portico.gateway.telemetry import jsonline
 from portico.gateway.telemetry.batch import BatchProcessor
 
 #: (Final aliases: see CONVENTIONS.md "Compiled modules")
 _clock: Final = time.perf_counter
+_render: Final = jsonline.render
+_pairs_object: Final = jsonline.pairs_object
+_lines_object: Final = jsonline.lines_object
 
 REDACTED: Final = "[REDACTED]"
 MAX_LOGGED_BODY: Final = 512 * 1024
@@ -71,9 +76,6 @@ _SECRET_PARTS: Final = (
 )
 #: header names whose verdict a route's Redaction remembers
 _MAX_KNOWN_NAMES: Final = 512
-#: what a request waiting in a batch holds besides its bodies, roughly (its context, request
-#: and header lists), for the batch's memory bound
-_RETAINED_ESTIMATE: Final = 2048
 #: plugins that read a credential from a configurable header / query argument
 _CREDENTIAL_FIELDS: Final = {
     "key-auth": ("header", "query"),
@@ -90,7 +92,7 @@ class Redaction:
     """What is secret on one route: the defaults plus the names its authentication plugins
     read (key-auth's ``header``/``query``...). Built once per route (see :meth:`for_route`)."""
 
-    __slots__ = ("args", "headers", "route_id", "secret_headers")
+    __slots__ = ("args", "headers", "route_id", "secret_headers", "wire_names")
 
     def __init__(self, route_id: str | None, headers: frozenset[str], args: frozenset[str]) -> None:
         self.route_id = route_id
@@ -99,6 +101,9 @@ class Redaction:
         #: header name → whether it is secret: the same few names come with every request,
         #: and the substring scan of ``_secret_name`` was a third of an entry's cost
         self.secret_headers: dict[str, bool] = {}
+        #: a node's header name as it came on the wire → (its lower-cased name, whether it
+        #: is secret): one lookup per relayed header instead of two
+        self.wire_names: dict[bytes, tuple[str, bool]] = {}
 
     @classmethod
     def for_route(cls, route: SnapshotRoute | None) -> Redaction:
@@ -115,26 +120,26 @@ class Redaction:
                 args.add(arg.lower())
         return cls(route.id if route else None, frozenset(headers), frozenset(args))
 
-    def header_map(self, items: list[tuple[str, str]]) -> dict[str, Any]:
-        """Headers as APISIX logs them: name → value, or → list of values when repeated."""
-        out: dict[str, Any] = {}
+    def secret(self, name: str) -> bool:
+        """Whether header ``name`` (lower-cased) is a credential."""
         verdicts = self.secret_headers
-        for name, value in items:
-            secret = verdicts.get(name)
-            if secret is None:
-                secret = _secret_name(name, self.headers)
-                if len(verdicts) < _MAX_KNOWN_NAMES:  # names are the client's: bounded
-                    verdicts[name] = secret
-            if secret:
-                value = REDACTED
-            known = out.get(name)
-            if known is None:
-                out[name] = value
-            elif isinstance(known, list):
-                known.append(value)
-            else:
-                out[name] = [known, value]
-        return out
+        found = verdicts.get(name)
+        if found is not None:
+            return found
+        verdict = _secret_name(name, self.headers)
+        if len(verdicts) < _MAX_KNOWN_NAMES:  # names are the client's: bounded
+            verdicts[name] = verdict
+        return verdict
+
+    def wire_name(self, raw: bytes) -> tuple[str, bool]:
+        """A node's header name as it came: lower-cased, and whether it is secret."""
+        name = HEADER_NAMES.get(raw)
+        if name is None:
+            name = raw.decode("latin-1").lower()
+        found = (name, self.secret(name))
+        if len(self.wire_names) < _MAX_KNOWN_NAMES:  # the node's names: bounded all the same
+            self.wire_names[raw] = found
+        return found
 
     def query(self, query: str) -> tuple[dict[str, Any], str]:
         """The arguments (name → value or list) and the query string as received, secret
@@ -198,6 +203,10 @@ def capture_response(ctx: RequestContext, headers: ResponseHeaders, body: bool) 
 
 # ---------------------------------------------------------------------- the entry
 
+#: routes and consumers whose fixed parts an encoder remembers (a snapshot has this many,
+#: rarely more)
+_MAX_KNOWN: Final = 4096
+
 
 def _text(data: bytes | bytearray | None) -> str | None:
     return None if data is None else bytes(data).decode("utf-8", "replace")
@@ -228,100 +237,188 @@ def _millis(seconds: float) -> float:
     return whole / 1000
 
 
-def full_log(
-    ctx: RequestContext,
-    redaction: Redaction,
-    *,
-    env_id: str,
-    node_id: str,
-    start_time: int,
-    request_body: bool = False,
-    response_body: bool = False,
-) -> dict[str, Any]:
-    """The entry for ``ctx`` once its log phase ran (any time after it: nothing read here
-    changes after the response); ``start_time`` is :attr:`Logged.start_time`."""
-    request = ctx.request
-    route = ctx.route
-    args, query = redaction.query(request.query)
-    uri = request.path + ("?" + query if query else "")
-    host = request.header("host") or ctx.host
-    latency = ctx.latency
-    request_entry: dict[str, Any] = {
-        "method": request.method,
-        "uri": uri,
-        "url": f"{request.scheme}://{host}{uri}",
-        "headers": redaction.header_map(request.headers),
-        "querystring": args,
-        "size": ctx.request_bytes,
-    }
-    if request_body:
-        body = ctx.vars.get(_REQUEST_BODY)
-        if body is not None:
-            request_entry["body"] = _text(body)
-    found = ctx._vars
-    headers: ResponseHeaders | RelayedHead | None = (
-        found.get(_RESPONSE_HEADERS) if found is not None else None
-    )
-    if headers is None:  # relayed as it came: the head kept for observers, taken apart here
-        headers = ctx.response_head
-    response_entry: dict[str, Any] = {
-        "status": ctx.status,
-        "headers": redaction.header_map(headers.items()) if headers is not None else {},
-        "size": ctx.response_bytes,
-    }
-    if response_body:
-        body = ctx.vars.get(_RESPONSE_BODY)
-        if body is not None:
-            response_entry["body"] = _text(body)
-    upstream = ctx.upstream_seconds
-    entry: dict[str, Any] = {
-        "request": request_entry,
-        "response": response_entry,
-        "upstream": ctx.upstream_addr,
-        "latency": _millis(latency),
-        "upstream_latency": None if upstream is None else _millis(upstream),
-        "client_ip": ctx.client_ip,
-        "start_time": start_time,
-        "request_id": ctx.request_id,
-        "route_id": route.id,
-        "route_name": route.name,
-        "api_id": route.api_id,
-        "api_name": route.api_name,
-        "environment_id": env_id,
-        "server": {"hostname": node_id, "version": __version__},
-    }
-    if ctx.consumer is not None:
-        entry["consumer"] = {"username": ctx.consumer.username}
-    return entry
+#: what an entry is made of: these pieces of JSON with the request's values between them
+#: (``jsonline.render``), then the route's fields and the consumer's (``RouteLog.pieces``)
+_PIECES: Final = (
+    b'{"request":{"method":',
+    b',"uri":',
+    b',"url":',
+    b',"headers":',
+    b',"querystring":',
+    b',"size":',
+    b"",  # the request body's field, when logged
+    b'},"response":{"status":',
+    b',"headers":',
+    b',"size":',
+    b"",  # the response body's field, when logged
+    b'},"upstream":',
+    b',"latency":',
+    b',"upstream_latency":',
+    b',"client_ip":',
+    b',"start_time":',
+    b',"request_id":',
+)
+_NOTHING: Final = b""
+_EMPTY_OBJECT: Final = b"{}"
 
 
-# ---------------------------------------------------------------------- deferred entries
+def _body_field(data: bytes | bytearray) -> bytes:
+    return _render((b',"body":', b""), (_text(data),))
 
 
-class Logged:
-    """A request whose log phase ran, waiting in a logger's batch for its entry to be built
-    (:func:`full_log`, by the batch's sender, off the request's path). What the request must
-    stamp itself is taken now: the wall clock it started at (epoch milliseconds)."""
+class RouteLog:
+    """What an entry says of its route, read once per route (its fields are attributes of a
+    pydantic model, a generic attribute read each): the redaction rules, and the pieces of
+    JSON an entry is written with, the route's fields among them."""
 
-    __slots__ = ("ctx", "now", "start_time")
+    __slots__ = ("pieces", "redaction", "route")
 
-    def __init__(self, ctx: RequestContext, now: float) -> None:
-        self.ctx = ctx
-        self.now = now  # the wall clock when it was logged, in seconds
-        self.start_time = int((now - (_clock() - ctx.started)) * 1000)
+    def __init__(self, route: SnapshotRoute, env_id: str, node_id: str) -> None:
+        self.route = route  # kept so that ``id(route)`` cannot be reused while cached
+        self.redaction = Redaction.for_route(route)
+        fields = {
+            "route_id": route.id,
+            "route_name": route.name,
+            "api_id": route.api_id,
+            "api_name": route.api_name,
+            "environment_id": env_id,
+            "server": {"hostname": node_id, "version": __version__},
+        }
+        route_fields = b"," + orjson.dumps(fields)[1:-1]
+        self.pieces = (*_PIECES, route_fields, b"}")  # the consumer's field between these
 
 
-def retained_bytes(logged: Logged) -> int:
-    """Roughly what ``logged`` keeps in memory while it waits (the batch's bound)."""
-    found = logged.ctx._vars
-    if found is None:
-        return _RETAINED_ESTIMATE
-    size = _RETAINED_ESTIMATE
-    for name in (_REQUEST_BODY, _RESPONSE_BODY):
-        body = found.get(name)
-        if body is not None:
-            size += len(body)
-    return size
+class EntryEncoder:
+    """Writes a request's entry (the module docstring's format) as one compact JSON text,
+    with ``jsonline`` (C, when the gateway's build is current): the request's values between
+    ready-made pieces of JSON, the headers straight from the request's pairs and the node's
+    wire lines. What is read of the route and the consumer (pydantic models) is read once and
+    remembered by identity. One encoder per logger runtime: it keeps nothing of a snapshot
+    but the routes and consumers it met."""
+
+    def __init__(self, env_id: str, node_id: str, request_body: bool, response_body: bool):
+        self.env_id = env_id
+        self.node_id = node_id
+        self.request_body = request_body
+        self.response_body = response_body
+        self._routes: dict[int, RouteLog] = {}
+        self._consumers: dict[int, tuple[SnapshotConsumer, bytes]] = {}
+        self._last: RouteLog | None = None  # a runtime usually serves one route
+
+    def route_log(self, route: SnapshotRoute) -> RouteLog:
+        last = self._last
+        if last is not None and last.route is route:
+            return last
+        known = self._routes.get(id(route))
+        if known is not None:
+            self._last = known
+            return known
+        if len(self._routes) >= _MAX_KNOWN:
+            self._routes.clear()
+        made = self._routes[id(route)] = RouteLog(route, self.env_id, self.node_id)
+        self._last = made
+        return made
+
+    def consumer_field(self, consumer: SnapshotConsumer | None) -> bytes:
+        if consumer is None:
+            return _NOTHING
+        known = self._consumers.get(id(consumer))
+        if known is not None:
+            return known[1]
+        if len(self._consumers) >= _MAX_KNOWN:
+            self._consumers.clear()
+        field = b',"consumer":' + orjson.dumps({"username": consumer.username})
+        self._consumers[id(consumer)] = (consumer, field)
+        return field
+
+    def encode(self, ctx: RequestContext, start_time: int) -> bytes:
+        """The entry of ``ctx`` once its log phase ran (``start_time``: epoch milliseconds),
+        as compact JSON (UTF-8, nothing escaped but what JSON requires)."""
+        route = self.route_log(ctx.route)
+        redaction = route.redaction
+        verdicts = redaction.secret_headers
+        request = ctx.request
+        query = request.query
+        if query:
+            args, query = redaction.query(query)
+            uri = request.path + "?" + query
+            querystring = orjson.dumps(args)
+        else:
+            uri = request.path
+            querystring = _EMPTY_OBJECT
+        host = request.host or ctx.host
+        request_body = _NOTHING
+        if self.request_body:
+            body = ctx.vars.get(_REQUEST_BODY)
+            if body is not None:
+                request_body = _body_field(body)
+        found = ctx._vars
+        headers: ResponseHeaders | None = (
+            found.get(_RESPONSE_HEADERS) if found is not None else None
+        )
+        if headers is not None:
+            answer_headers = _pairs_object(headers.items(), verdicts, redaction)
+        else:  # relayed as it came: the head kept for observers, taken apart here
+            head = ctx.response_head
+            if head is None:
+                answer_headers = _EMPTY_OBJECT
+            else:
+                answer_headers = _lines_object(
+                    head.lines,
+                    redaction.wire_names,
+                    verdicts,
+                    redaction,
+                    head.added,
+                    head.request_id,
+                )
+        response_body = _NOTHING
+        if self.response_body:
+            kept = ctx.vars.get(_RESPONSE_BODY)
+            if kept is not None:
+                response_body = _body_field(kept)
+        upstream = ctx.upstream_seconds
+        values = (
+            request.method,
+            uri,
+            (request.scheme, "://", host, uri),  # the URL: one string of these
+            _pairs_object(request.headers, verdicts, redaction),
+            querystring,
+            ctx.request_bytes,
+            request_body,
+            ctx.status,
+            answer_headers,
+            ctx.response_bytes,
+            response_body,
+            ctx.upstream_addr,
+            _millis(ctx.latency),
+            None if upstream is None else _millis(upstream),
+            ctx.client_ip,
+            start_time,
+            ctx.request_id,
+            self.consumer_field(ctx.consumer),
+        )
+        return _render(route.pieces, values)
+
+
+class Built:
+    """A batch as a sink gets it: each entry as one compact JSON text (UTF-8), and when each
+    request was logged (epoch seconds, e.g. Loki's timestamps)."""
+
+    __slots__ = ("lines", "logged_at")
+
+    def __init__(self, lines: list[bytes], logged_at: list[float]) -> None:
+        self.lines = lines
+        self.logged_at = logged_at
+
+
+def built(batch: list[tuple[bytes, float]]) -> Built:
+    """The batch's entries and their times, as the sinks take them."""
+    lines: list[bytes] = []
+    logged_at: list[float] = []
+    for line, at in batch:
+        lines.append(line)
+        logged_at.append(at)
+    return Built(lines, logged_at)
 
 
 # ---------------------------------------------------------------------- the phases
@@ -332,19 +429,23 @@ class LogPhases(BasePluginRuntime):
     """The per-request phases every logger shares (``_log_sink.LoggerRuntime`` adds its
     construction): they run for every request, so they are compiled with the data plane.
     The access and header phases capture what the entry needs (the bodies only if the logger
-    logs them), the log phase queues the request in memory (``batch``, never waiting)."""
+    logs them); the log phase writes the entry (:class:`EntryEncoder`) and queues it in memory
+    (``batch``, never waiting). The entry is written there, as APISIX's loggers write theirs
+    in the log phase, rather than by the batch's sender: what waits in a batch is then one
+    bytes object per request, not the request's context and everything it holds (the
+    collector scans and moves every object a waiting batch keeps)."""
 
     def __init__(
         self,
-        batch: BatchProcessor[Logged],
+        batch: BatchProcessor[tuple[bytes, float]],
+        encoder: EntryEncoder,
         now: Callable[[], float],
-        request_body: bool,
-        response_body: bool,
     ) -> None:
         self.batch = batch
+        self.encoder = encoder
         self.now = now
-        self.request_body = request_body
-        self.response_body = response_body
+        self.request_body = encoder.request_body
+        self.response_body = encoder.response_body
 
     def access(self, ctx: RequestContext) -> Access:
         # a plain method: an ``async def`` would make every request wait on a coroutine
@@ -362,4 +463,7 @@ class LogPhases(BasePluginRuntime):
         return not self.response_body
 
     def log(self, ctx: RequestContext) -> None:
-        self.batch.push(Logged(ctx, self.now()))
+        now = self.now()
+        start_time = int((now - (_clock() - ctx.started)) * 1000)
+        line = self.encoder.encode(ctx, start_time)
+        self.batch.push((line, now), len(line))

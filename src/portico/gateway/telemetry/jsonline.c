@@ -1,0 +1,664 @@
+/* portico.gateway.telemetry.jsonline in C: the same functions, the same bytes, as jsonline.py
+ * (read its docstring first: it is the reference, and tests/gateway/test_jsonline.py checks
+ * that both write the same bytes for the same input).
+ *
+ * Why C: a logger writes one JSON entry per request. Written from Python (dicts, then orjson,
+ * or strings escaped one by one), it cost 18,000 to 40,000 instructions a request, most of a
+ * logger's cost on the gateway (callgrind, bench/bench_instructions.py); the work itself, a
+ * copy of ~700 bytes with a test per byte, is a few thousand. Nothing here keeps state: each
+ * call reads its arguments and returns a new bytes object.
+ *
+ * Built by scripts/build_native.py beside the mypyc modules; used while that build is current.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ an output buffer */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+    char small[4096];
+} Buf;
+
+static void buf_init(Buf *b) {
+    b->data = b->small;
+    b->len = 0;
+    b->cap = (Py_ssize_t)sizeof b->small;
+}
+
+static void buf_free(Buf *b) {
+    if (b->data != b->small) PyMem_Free(b->data);
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int buf_grow(Buf *b, Py_ssize_t more) {
+    if (more > PY_SSIZE_T_MAX / 2 - b->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t need = b->len + more;
+    Py_ssize_t cap = b->cap * 2;
+    if (cap < need) cap = need;
+    char *data;
+    if (b->data == b->small) {
+        data = PyMem_Malloc((size_t)cap);
+        if (data != NULL) memcpy(data, b->small, (size_t)b->len);
+    } else {
+        data = PyMem_Realloc(b->data, (size_t)cap);
+    }
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+/* room for more bytes at b->data + b->len */
+static inline int buf_reserve(Buf *b, Py_ssize_t more) {
+    return more <= b->cap - b->len ? 0 : buf_grow(b, more);
+}
+
+static inline int buf_put(Buf *b, const char *s, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->data + b->len, s, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+static inline int buf_byte(Buf *b, char c) {
+    if (buf_reserve(b, 1) < 0) return -1;
+    b->data[b->len++] = c;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ JSON strings */
+
+static const char HEX[] = "0123456789abcdef";
+
+/* what JSON escapes: 1 for the bytes below 0x20, '"' and '\\' */
+static unsigned char ESCAPED[256];
+
+static void escaped_init(void) {
+    for (int c = 0; c < 0x20; c++) ESCAPED[c] = 1;
+    ESCAPED['"'] = 1;
+    ESCAPED['\\'] = 1;
+}
+
+/* the escape of byte c (one ESCAPED marks) at out; its length */
+static inline int escape_of(unsigned char c, char *out) {
+    out[0] = '\\';
+    switch (c) {
+    case '"': out[1] = '"'; return 2;
+    case '\\': out[1] = '\\'; return 2;
+    case '\b': out[1] = 'b'; return 2;
+    case '\f': out[1] = 'f'; return 2;
+    case '\n': out[1] = 'n'; return 2;
+    case '\r': out[1] = 'r'; return 2;
+    case '\t': out[1] = 't'; return 2;
+    default:
+        out[1] = 'u';
+        out[2] = '0';
+        out[3] = '0';
+        out[4] = HEX[c >> 4];
+        out[5] = HEX[c & 15];
+        return 6;
+    }
+}
+
+/* Whether any of the 8 bytes of w needs escaping (below 0x20, '"' or '\\'), eight at a time:
+ * the classic "has a byte less than n" and "has a zero byte" word tricks. They never miss
+ * one; they may flag a word that has none next to one that has (a borrow), which only sends
+ * that word through the byte loop. Bytes from 0x80 up (UTF-8 sequences) never flag. */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static inline uint64_t flags_escape(uint64_t w) {
+    uint64_t below = (w - ONES * 0x20) & ~w;
+    uint64_t quote = w ^ (ONES * '"');
+    uint64_t backslash = w ^ (ONES * '\\');
+    return (below | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)) & HIGHS;
+}
+
+/* UTF-8 text s escaped for a JSON string (no quotes) */
+static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 6 - 2) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (buf_reserve(b, 6 * n + 2) < 0) return -1; /* the worst case: every byte \u00XX */
+    char *out = b->data + b->len;
+    Py_ssize_t i = 0, start = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!flags_escape(w)) {
+                i += 8;
+                continue;
+            }
+        }
+        Py_ssize_t end = i + 8 < n ? i + 8 : n; /* a flagged word (or the tail), byte by byte */
+        for (; i < end; i++) {
+            if (!ESCAPED[s[i]]) continue;
+            memcpy(out, s + start, (size_t)(i - start));
+            out += i - start;
+            out += escape_of(s[i], out);
+            start = i + 1;
+        }
+    }
+    memcpy(out, s + start, (size_t)(n - start));
+    out += n - start;
+    b->len = out - b->data;
+    return 0;
+}
+
+/* UTF-8 text s as a JSON string, quotes included */
+static int put_utf8_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (buf_byte(b, '"') < 0 || put_escaped(b, s, n) < 0) return -1;
+    return buf_byte(b, '"');
+}
+
+/* latin-1 bytes s (a header value as it came) as a JSON string: the UTF-8 of its characters */
+static int put_latin1_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 6 - 2) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (buf_reserve(b, 6 * n + 2) < 0) return -1;
+    char *out = b->data + b->len;
+    *out++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c >= 0x80) {
+            *out++ = (char)(0xC0 | (c >> 6));
+            *out++ = (char)(0x80 | (c & 0x3F));
+        } else if (ESCAPED[c]) {
+            out += escape_of(c, out);
+        } else {
+            *out++ = (char)c;
+        }
+    }
+    *out++ = '"';
+    b->len = out - b->data;
+    return 0;
+}
+
+static int put_str(Buf *b, PyObject *text) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n); /* ASCII: the string's own data */
+    if (s == NULL) return -1; /* a lone surrogate: not UTF-8, as orjson refuses it */
+    return put_utf8_string(b, (const unsigned char *)s, n);
+}
+
+/* ------------------------------------------------------------------ other values */
+
+/* the digits of u, right-aligned in out[0..24); where they start */
+static inline int digits_of(unsigned long long u, char *out) {
+    int at = 24;
+    do {
+        out[--at] = (char)('0' + (u % 10));
+        u /= 10;
+    } while (u);
+    return at;
+}
+
+static int put_int(Buf *b, PyObject *value) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow) {
+        PyObject *text = PyObject_Str(value);
+        if (text == NULL) return -1;
+        Py_ssize_t n;
+        const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+        int done = s == NULL ? -1 : buf_put(b, s, n);
+        Py_DECREF(text);
+        return done;
+    }
+    char digits[25];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    int at = digits_of(u, digits + 1) + 1;
+    if (v < 0) digits[--at] = '-';
+    return buf_put(b, digits + at, 25 - at);
+}
+
+/* A float that is a whole number of thousandths (a latency rounded to the microsecond, in
+ * milliseconds) written without dtoa (1,500 instructions a call): w / 1000 with its trailing
+ * zeros dropped. That is repr's text: d is the double nearest w / 1000 (checked), a decimal
+ * of at most 15 significant digits is the only one that short to name its double, so it is
+ * the shortest that reads back, and repr writes it positionally between 1e-4 and 1e16. */
+static int put_thousandths(Buf *b, double d) {
+    if (!(d > -1e12 && d < 1e12)) return 0;
+    long long w = llround(d * 1000.0);
+    if ((double)w / 1000.0 != d || (w == 0 && signbit(d))) return 0;
+    char text[64];
+    char *out = text;
+    unsigned long long u = w < 0 ? 0ULL - (unsigned long long)w : (unsigned long long)w;
+    if (w < 0) *out++ = '-';
+    char digits[24];
+    int at = digits_of(u / 1000, digits);
+    memcpy(out, digits + at, (size_t)(24 - at));
+    out += 24 - at;
+    *out++ = '.';
+    unsigned int fraction = (unsigned int)(u % 1000);
+    if (fraction == 0) {
+        *out++ = '0';
+    } else {
+        *out++ = (char)('0' + fraction / 100);
+        if (fraction % 100) {
+            *out++ = (char)('0' + fraction / 10 % 10);
+            if (fraction % 10) *out++ = (char)('0' + fraction % 10);
+        }
+    }
+    return buf_put(b, text, out - text) < 0 ? -1 : 1;
+}
+
+static int put_float(Buf *b, PyObject *value) {
+    double d = PyFloat_AS_DOUBLE(value);
+    if (!Py_IS_FINITE(d)) return buf_put(b, "null", 4); /* JSON has no NaN nor infinity */
+    int done = put_thousandths(b, d);
+    if (done) return done < 0 ? -1 : 0;
+    char *text = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL); /* repr's */
+    if (text == NULL) return -1;
+    done = buf_put(b, text, (Py_ssize_t)strlen(text));
+    PyMem_Free(text);
+    return done;
+}
+
+/* a tuple of strings as one JSON string (the caller's pieces of one text, unjoined) */
+static int put_joined(Buf *b, PyObject *parts) {
+    if (buf_byte(b, '"') < 0) return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(parts); i++) {
+        PyObject *part = PyTuple_GET_ITEM(parts, i);
+        if (!PyUnicode_Check(part)) {
+            PyErr_SetString(PyExc_TypeError, "a tuple to write must hold strings");
+            return -1;
+        }
+        Py_ssize_t n;
+        const char *text = PyUnicode_AsUTF8AndSize(part, &n);
+        if (text == NULL || put_escaped(b, (const unsigned char *)text, n) < 0) return -1;
+    }
+    return buf_byte(b, '"');
+}
+
+static int put_value(Buf *b, PyObject *value) {
+    if (PyUnicode_CheckExact(value)) return put_str(b, value);
+    if (PyTuple_CheckExact(value)) return put_joined(b, value);
+    if (PyBytes_Check(value))
+        return buf_put(b, PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
+    if (value == Py_None) return buf_put(b, "null", 4);
+    if (value == Py_True) return buf_put(b, "true", 4);
+    if (value == Py_False) return buf_put(b, "false", 5);
+    if (PyLong_CheckExact(value)) return put_int(b, value);
+    if (PyFloat_CheckExact(value)) return put_float(b, value);
+    if (PyUnicode_Check(value)) return put_str(b, value);
+    PyErr_Format(PyExc_TypeError, "cannot write a %.100s as JSON", Py_TYPE(value)->tp_name);
+    return -1;
+}
+
+static PyObject *bytes_of(Buf *b) {
+    PyObject *out = PyBytes_FromStringAndSize(b->data, b->len);
+    buf_free(b);
+    return out;
+}
+
+/* render(pieces, values) */
+static PyObject *render(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "render(pieces, values)");
+        return NULL;
+    }
+    PyObject *pieces = PySequence_Fast(args[0], "pieces must be a sequence");
+    if (pieces == NULL) return NULL;
+    PyObject *values = PySequence_Fast(args[1], "values must be a sequence");
+    if (values == NULL) {
+        Py_DECREF(pieces);
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(values);
+    PyObject **piece = PySequence_Fast_ITEMS(pieces);
+    PyObject **value = PySequence_Fast_ITEMS(values);
+    Buf b;
+    buf_init(&b);
+    if (PySequence_Fast_GET_SIZE(pieces) != count + 1) {
+        PyErr_SetString(PyExc_ValueError, "render needs one piece more than values");
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i <= count; i++) {
+        if (!PyBytes_Check(piece[i])) {
+            PyErr_SetString(PyExc_TypeError, "pieces must be bytes");
+            goto fail;
+        }
+        if (buf_put(&b, PyBytes_AS_STRING(piece[i]), PyBytes_GET_SIZE(piece[i])) < 0) goto fail;
+        if (i < count && put_value(&b, value[i]) < 0) goto fail;
+    }
+    Py_DECREF(pieces);
+    Py_DECREF(values);
+    return bytes_of(&b);
+fail:
+    buf_free(&b);
+    Py_DECREF(pieces);
+    Py_DECREF(values);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ header objects */
+
+static PyObject *SECRET;    /* "secret" */
+static PyObject *WIRE_NAME; /* "wire_name" */
+static const char REDACTED[] = "\"[REDACTED]\"";
+
+/* one header of an object: its name (a reference held), its value, and its place among the
+ * headers of the same name */
+typedef struct {
+    PyObject *name;
+    const char *name_utf8;
+    Py_ssize_t name_len;
+    const unsigned char *value; /* NULL: redacted */
+    Py_ssize_t value_len;
+    int latin1; /* value: latin-1 bytes (else UTF-8) */
+    Py_ssize_t next;  /* the next header of this name, -1 if none */
+    Py_ssize_t last;  /* (first of a name) its last header so far */
+    Py_ssize_t count; /* (first of a name) how many; 0: not the first */
+} Header;
+
+typedef struct {
+    Header *items;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+    Header small[32];
+    PyObject *firsts; /* past 32 headers: name → index of its first header */
+} Headers;
+
+static void headers_init(Headers *h) {
+    h->items = h->small;
+    h->len = 0;
+    h->cap = 32;
+    h->firsts = NULL;
+}
+
+static void headers_free(Headers *h) {
+    for (Py_ssize_t i = 0; i < h->len; i++) Py_DECREF(h->items[i].name);
+    if (h->items != h->small) PyMem_Free(h->items);
+    Py_XDECREF(h->firsts);
+}
+
+/* the index of the first header named like items[at], or at itself */
+static Py_ssize_t first_of(Headers *h, Py_ssize_t at) {
+    Header *item = &h->items[at];
+    if (h->firsts != NULL) {
+        PyObject *index = PyLong_FromSsize_t(at);
+        if (index == NULL) return -2;
+        PyObject *found = PyDict_SetDefault(h->firsts, item->name, index);
+        Py_DECREF(index);
+        return found == NULL ? -2 : PyLong_AsSsize_t(found);
+    }
+    for (Py_ssize_t i = 0; i < at; i++) {
+        Header *other = &h->items[i];
+        if (other->count == 0) continue;
+        if (other->name == item->name ||
+            (other->name_len == item->name_len &&
+             memcmp(other->name_utf8, item->name_utf8, (size_t)item->name_len) == 0))
+            return i;
+    }
+    return at;
+}
+
+/* add a header (takes the reference to name) */
+static int headers_add(Headers *h, PyObject *name, const unsigned char *value, Py_ssize_t len,
+                       int latin1) {
+    if (h->len == h->cap) {
+        Py_ssize_t cap = h->cap * 2;
+        Header *items = h->items == h->small ? PyMem_Malloc(sizeof(Header) * (size_t)cap)
+                                              : PyMem_Realloc(h->items, sizeof(Header) * (size_t)cap);
+        if (items == NULL) {
+            Py_DECREF(name);
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (h->items == h->small) memcpy(items, h->small, sizeof h->small);
+        h->items = items;
+        h->cap = cap;
+        if (h->firsts == NULL) { /* many headers: find repeats through a dict from now on */
+            h->firsts = PyDict_New();
+            if (h->firsts == NULL) {
+                Py_DECREF(name);
+                return -1;
+            }
+            for (Py_ssize_t i = 0; i < h->len; i++) {
+                if (h->items[i].count == 0) continue;
+                PyObject *index = PyLong_FromSsize_t(i);
+                if (index == NULL || PyDict_SetItem(h->firsts, h->items[i].name, index) < 0) {
+                    Py_XDECREF(index);
+                    Py_DECREF(name);
+                    return -1;
+                }
+                Py_DECREF(index);
+            }
+        }
+    }
+    Header *item = &h->items[h->len];
+    item->name = name;
+    item->name_utf8 = PyUnicode_AsUTF8AndSize(name, &item->name_len);
+    if (item->name_utf8 == NULL) {
+        Py_DECREF(name);
+        return -1;
+    }
+    item->value = value;
+    item->value_len = len;
+    item->latin1 = latin1;
+    item->next = -1;
+    item->last = h->len;
+    item->count = 1;
+    Py_ssize_t at = h->len++;
+    Py_ssize_t first = first_of(h, at);
+    if (first == -2) return -1;
+    if (first != at) {
+        Header *head = &h->items[first];
+        h->items[head->last].next = at;
+        head->last = at;
+        head->count++;
+        item->count = 0;
+    }
+    return 0;
+}
+
+static int put_header_value(Buf *b, Header *item) {
+    if (item->value == NULL) return buf_put(b, REDACTED, (Py_ssize_t)sizeof REDACTED - 1);
+    if (item->latin1) return put_latin1_string(b, item->value, item->value_len);
+    return put_utf8_string(b, item->value, item->value_len);
+}
+
+static PyObject *headers_written(Headers *h) {
+    Buf b;
+    buf_init(&b);
+    if (buf_byte(&b, '{') < 0) goto fail;
+    int any = 0;
+    for (Py_ssize_t i = 0; i < h->len; i++) {
+        Header *item = &h->items[i];
+        if (item->count == 0) continue;
+        if (any && buf_byte(&b, ',') < 0) goto fail;
+        any = 1;
+        if (put_utf8_string(&b, (const unsigned char *)item->name_utf8, item->name_len) < 0 ||
+            buf_byte(&b, ':') < 0)
+            goto fail;
+        if (item->count == 1) {
+            if (put_header_value(&b, item) < 0) goto fail;
+            continue;
+        }
+        if (buf_byte(&b, '[') < 0) goto fail;
+        for (Py_ssize_t j = i; j >= 0; j = h->items[j].next) {
+            if (j != i && buf_byte(&b, ',') < 0) goto fail;
+            if (put_header_value(&b, &h->items[j]) < 0) goto fail;
+        }
+        if (buf_byte(&b, ']') < 0) goto fail;
+    }
+    if (buf_byte(&b, '}') < 0) goto fail;
+    return bytes_of(&b);
+fail:
+    buf_free(&b);
+    return NULL;
+}
+
+/* whether name is a credential: from verdicts, else asked of asker.secret; -1 on error */
+static int is_secret(PyObject *name, PyObject *verdicts, PyObject *asker) {
+    PyObject *known = PyDict_GetItemWithError(verdicts, name);
+    if (known != NULL) return PyObject_IsTrue(known);
+    if (PyErr_Occurred()) return -1;
+    PyObject *answer = PyObject_CallMethodOneArg(asker, SECRET, name);
+    if (answer == NULL) return -1;
+    int secret = PyObject_IsTrue(answer);
+    Py_DECREF(answer);
+    return secret;
+}
+
+/* pairs (a list of (name, value) tuples of str) into h */
+static int add_pairs(Headers *h, PyObject *pairs, PyObject *verdicts, PyObject *asker) {
+    if (!PyList_Check(pairs)) {
+        PyErr_SetString(PyExc_TypeError, "pairs must be a list");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); i++) {
+        PyObject *pair = PyList_GET_ITEM(pairs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0)) ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(pair, 1))) {
+            PyErr_SetString(PyExc_TypeError, "pairs must hold (str, str) tuples");
+            return -1;
+        }
+        PyObject *name = PyTuple_GET_ITEM(pair, 0);
+        int secret = is_secret(name, verdicts, asker);
+        if (secret < 0) return -1;
+        const char *value = NULL;
+        Py_ssize_t len = 0;
+        if (!secret) {
+            value = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 1), &len);
+            if (value == NULL) return -1;
+        }
+        Py_INCREF(name);
+        if (headers_add(h, name, (const unsigned char *)value, len, 0) < 0) return -1;
+    }
+    return 0;
+}
+
+/* pairs_object(pairs, verdicts, asker) */
+static PyObject *pairs_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "pairs_object(pairs, verdicts: dict, asker)");
+        return NULL;
+    }
+    Headers h;
+    headers_init(&h);
+    PyObject *out = NULL;
+    if (add_pairs(&h, args[0], args[1], args[2]) == 0) out = headers_written(&h);
+    headers_free(&h);
+    return out;
+}
+
+/* lines_object(lines, wire, verdicts, asker, added, request_id) */
+static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) ||
+        !PyDict_Check(args[2]) || !PyUnicode_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "lines_object(lines: list, wire: dict, verdicts: dict, asker, added, "
+                        "request_id: str)");
+        return NULL;
+    }
+    PyObject *lines = args[0], *wire = args[1], *verdicts = args[2], *asker = args[3];
+    PyObject *added = args[4], *request_id = args[5];
+    Headers h;
+    headers_init(&h);
+    PyObject *out = NULL;
+    Py_ssize_t count = PyList_GET_SIZE(lines);
+    if (count % 4) {
+        PyErr_SetString(PyExc_ValueError, "lines come four to a header");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i += 4) {
+        PyObject *raw = PyList_GET_ITEM(lines, i);
+        PyObject *value = PyList_GET_ITEM(lines, i + 2);
+        if (!PyBytes_Check(raw) || !PyBytes_Check(value)) {
+            PyErr_SetString(PyExc_TypeError, "lines must be bytes");
+            goto done;
+        }
+        PyObject *known = PyDict_GetItemWithError(wire, raw);
+        if (known != NULL) {
+            Py_INCREF(known);
+        } else {
+            if (PyErr_Occurred()) goto done;
+            known = PyObject_CallMethodOneArg(asker, WIRE_NAME, raw);
+            if (known == NULL) goto done;
+        }
+        if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2 ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(known, 0))) {
+            Py_DECREF(known);
+            PyErr_SetString(PyExc_TypeError, "wire_name must give (str, bool)");
+            goto done;
+        }
+        PyObject *name = PyTuple_GET_ITEM(known, 0);
+        int secret = PyObject_IsTrue(PyTuple_GET_ITEM(known, 1));
+        Py_INCREF(name);
+        Py_DECREF(known);
+        if (secret < 0) {
+            Py_DECREF(name);
+            goto done;
+        }
+        const unsigned char *text = secret ? NULL : (const unsigned char *)PyBytes_AS_STRING(value);
+        if (headers_add(&h, name, text, PyBytes_GET_SIZE(value), 1) < 0) goto done;
+    }
+    if (added != Py_None && add_pairs(&h, added, verdicts, asker) < 0) goto done;
+    static PyObject *request_id_name = NULL;
+    if (request_id_name == NULL) {
+        request_id_name = PyUnicode_InternFromString("x-request-id");
+        if (request_id_name == NULL) goto done;
+    }
+    Py_ssize_t len;
+    const char *id = PyUnicode_AsUTF8AndSize(request_id, &len);
+    if (id == NULL) goto done;
+    Py_INCREF(request_id_name);
+    if (headers_add(&h, request_id_name, (const unsigned char *)id, len, 0) < 0) goto done;
+    out = headers_written(&h);
+done:
+    headers_free(&h);
+    return out;
+}
+
+/* ------------------------------------------------------------------ the module */
+
+static PyMethodDef METHODS[] = {
+    {"render", (PyCFunction)(void (*)(void))render, METH_FASTCALL,
+     "render(pieces, values): the pieces with each value written as JSON between them."},
+    {"pairs_object", (PyCFunction)(void (*)(void))pairs_object, METH_FASTCALL,
+     "pairs_object(pairs, verdicts, asker): headers as a JSON object."},
+    {"lines_object", (PyCFunction)(void (*)(void))lines_object, METH_FASTCALL,
+     "lines_object(lines, wire, verdicts, asker, added, request_id): a relayed head as a "
+     "JSON object."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {
+    PyModuleDef_HEAD_INIT, "portico.gateway.telemetry.jsonline",
+    "JSON texts written straight from a logger's values (see jsonline.py).", -1, METHODS,
+};
+
+PyMODINIT_FUNC PyInit_jsonline(void) {
+    escaped_init();
+    SECRET = PyUnicode_InternFromString("secret");
+    WIRE_NAME = PyUnicode_InternFromString("wire_name");
+    if (SECRET == NULL || WIRE_NAME == NULL) return NULL;
+    PyObject *module = PyModule_Create(&MODULE);
+    if (module == NULL) return NULL;
+    if (PyModule_AddStringConstant(module, "REDACTED", "[REDACTED]") < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

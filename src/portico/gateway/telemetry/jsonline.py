@@ -1,0 +1,137 @@
+"""JSON texts written straight from a logger's values: the reference implementation.
+
+A logger writes one entry per request (``log_entry.EntryEncoder``). Building dicts for orjson
+and encoding them cost ~18,000 instructions a request (callgrind), most of a logger's cost;
+this module writes the entry from a template instead: fixed pieces of JSON, ready-made, with
+the request's values between them, each encoded by its type. ``jsonline.c`` is the same
+module in C, compiled with the gateway's hot modules (``scripts/build_native.py``) and found
+first while the build is current (``portico.native``); this file is what runs otherwise, and
+what the C module is tested against (``tests/gateway/test_jsonline.py``: the same bytes for
+the same input). Strings are escaped as orjson escapes them (``"``, ``\\``, control
+characters; everything else as UTF-8), floats written as ``repr`` writes them.
+
+Headers become a JSON object as APISIX logs them: lower-case name → value, or → a list of the
+values when a name repeats (first occurrence's place), and a credential's value replaced by
+``"[REDACTED]"``. Which names are credentials is the caller's to say (``Verdicts``): this
+module only asks, and only for names it has not been told about.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Protocol
+
+REDACTED = "[REDACTED]"
+
+_quote = json.encoder.encode_basestring  # the C function: non-ASCII kept, as orjson does
+
+
+class Verdicts(Protocol):
+    """What decides which header names are credentials (``log_entry.Redaction``)."""
+
+    def secret(self, name: str) -> bool:
+        """Whether ``name`` (lower-cased) is a credential; remembered in the dict given
+        beside it."""
+        ...
+
+    def wire_name(self, raw: bytes) -> tuple[str, bool]:
+        """A node's header name as it came: its lower-cased name and whether it is a
+        credential; remembered in the dict given beside it."""
+        ...
+
+
+def _value(value: object) -> str:
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, tuple):
+        if not all(isinstance(part, str) for part in value):
+            raise TypeError("a tuple to write must hold strings")
+        return _quote("".join(value))
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if value == value and value not in (_INF, -_INF) else "null"
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
+
+
+_INF = float("inf")
+
+
+def render(pieces: Sequence[bytes], values: Sequence[object]) -> bytes:
+    """``pieces[0] + values[0] + pieces[1] + ... + values[-1] + pieces[-1]``, each value
+    written as JSON by its type (``bytes``: a JSON text already, copied as it is; a tuple of
+    strings: one JSON string of them all, which spares the caller joining them)."""
+    if len(pieces) != len(values) + 1:
+        raise ValueError("render needs one piece more than values")
+    out = [pieces[0]]
+    for value, piece in zip(values, pieces[1:], strict=True):
+        out.append(value if isinstance(value, bytes) else _value(value).encode())
+        out.append(piece)
+    return b"".join(out)
+
+
+def _write(pairs: list[tuple[str, str]]) -> bytes:
+    """``pairs`` (already redacted) as a JSON object, repeated names grouped in lists."""
+    grouped: dict[str, list[str]] = {}
+    for name, value in pairs:
+        grouped.setdefault(name, []).append(value)
+    if not grouped:
+        return b"{}"
+    parts = []
+    for name, found in grouped.items():
+        written = _quote(found[0]) if len(found) == 1 else f"[{','.join(map(_quote, found))}]"
+        parts.append(f"{_quote(name)}:{written}")
+    return ("{" + ",".join(parts) + "}").encode()
+
+
+def _redacted(
+    pairs: list[tuple[str, str]], verdicts: dict[str, bool], asker: Verdicts
+) -> list[tuple[str, str]]:
+    out = []
+    for name, value in pairs:
+        secret = verdicts.get(name)
+        if secret is None:
+            secret = asker.secret(name)
+        out.append((name, REDACTED if secret else value))
+    return out
+
+
+def pairs_object(pairs: list[tuple[str, str]], verdicts: dict[str, bool], asker: Verdicts) -> bytes:
+    """Headers given as (lower-case name, value) pairs, as a JSON object; ``verdicts``: the
+    names already judged (``asker.secret`` judges the others)."""
+    return _write(_redacted(pairs, verdicts, asker))
+
+
+def lines_object(
+    lines: list[bytes],
+    wire: dict[bytes, tuple[str, bool]],
+    verdicts: dict[str, bool],
+    asker: Verdicts,
+    added: list[tuple[str, str]] | None,
+    request_id: str,
+) -> bytes:
+    """A head relayed as it came, as a JSON object: the node's header lines (name, ``": "``,
+    value, CRLF, as ``Connection.lines`` keeps them; values latin-1), then ``added`` (the
+    headers a plugin set), then the X-Request-Id. ``wire``: the node's names already met
+    (``asker.wire_name`` reads the others)."""
+    if len(lines) % 4:
+        raise ValueError("lines come four to a header")
+    pairs: list[tuple[str, str]] = []
+    for i in range(0, len(lines), 4):
+        raw = lines[i]
+        known = wire.get(raw)
+        if known is None:
+            known = asker.wire_name(raw)
+        name, secret = known
+        pairs.append((name, REDACTED if secret else lines[i + 2].decode("latin-1")))
+    if added:
+        pairs.extend(_redacted(added, verdicts, asker))
+    pairs.append(("x-request-id", request_id))
+    return _write(pairs)

@@ -1,0 +1,215 @@
+"""``telemetry.jsonline``: the C module writes the same bytes as the reference (``.py``) for
+the same input, and both write valid JSON that reads back as what was given.
+
+The C module is the one of the current native build (``make native``); where there is none
+(a checkout never built), the comparisons are skipped, the reference's own checks still run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from portico import native
+from portico.gateway.telemetry import jsonline as loaded
+
+MODULE = "portico.gateway.telemetry.jsonline"
+
+
+def _from(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REFERENCE = _from(native.source_of(MODULE), "jsonline_reference")
+
+
+def _c_module() -> ModuleType | None:
+    if native.compiled(loaded):
+        return loaded
+    directory = native.build_dir()
+    if not native.current(directory):
+        return None
+    found = list(directory.joinpath(*MODULE.split(".")[:-1]).glob("jsonline.*.so"))
+    return _from(found[0], MODULE) if found else None
+
+
+C = _c_module()
+IMPLEMENTATIONS = [pytest.param(REFERENCE, id="python")]
+if C is not None:
+    IMPLEMENTATIONS.append(pytest.param(C, id="c"))
+
+# every character, the ones JSON escapes and the edges of UTF-8 most often
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(
+    ["", '"', "\\", "\x00\x1f\x7f", "é", "\u2028", "😀", 'a\\"b']
+)
+# long runs: the C module scans eight bytes at a time, and an escape may sit anywhere in a word
+TEXT = TEXT | st.builds(
+    lambda head, mark, tail: head + mark + tail,
+    st.text("abcdefgh/-", max_size=30),
+    st.sampled_from(['"', "\\", "\n", "\x01", "é", ""]),
+    st.text("abcdefgh/-", max_size=30),
+)
+NAMES = st.sampled_from(["host", "accept", "cookie", "x-trace", "set-cookie", "authorization"])
+NAMES = NAMES | st.text("abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=12)
+VALUES = st.one_of(
+    TEXT,
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    st.none(),
+    st.booleans(),
+    st.lists(TEXT, max_size=4).map(tuple),  # written as one string, joined
+)
+
+
+class Asker:
+    """A stand-in for ``log_entry.Redaction`` with its two dicts: a name is secret when it
+    holds "cookie" or "auth"; it counts what it was asked."""
+
+    def __init__(self) -> None:
+        self.verdicts: dict[str, bool] = {}
+        self.wire: dict[bytes, tuple[str, bool]] = {}
+        self.asked = 0
+
+    def secret(self, name: str) -> bool:
+        self.asked += 1
+        verdict = "cookie" in name or "auth" in name
+        self.verdicts[name] = verdict
+        return verdict
+
+    def wire_name(self, raw: bytes) -> tuple[str, bool]:
+        name = raw.decode("latin-1").lower()
+        found = self.wire[raw] = (name, self.secret(name))
+        return found
+
+
+def expected_object(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if "cookie" in name or "auth" in name:
+            value = "[REDACTED]"
+        if name not in out:
+            out[name] = value
+        elif isinstance(out[name], list):
+            out[name].append(value)
+        else:
+            out[name] = [out[name], value]
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(VALUES, max_size=8), raw=st.lists(st.sampled_from([b"{}", b"[1]"])))
+def test_render_writes_each_value_as_json(values: list[object], raw: list[bytes]) -> None:
+    given_values = [*values, *raw]
+    pieces = [b"[", *[b"," for _ in given_values[1:]], b"]"] if given_values else [b"[]"]
+    written = REFERENCE.render(pieces, given_values)
+    read = json.loads(written)
+    for value, back in zip(given_values, read, strict=True):
+        if isinstance(value, bytes):
+            assert back == json.loads(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            assert back is None
+        elif isinstance(value, tuple):
+            assert back == "".join(value)
+        else:
+            assert back == value
+    if C is not None:
+        assert C.render(pieces, given_values) == written
+        assert C.render(tuple(pieces), tuple(given_values)) == written
+
+
+@pytest.mark.parametrize("module", IMPLEMENTATIONS)
+def test_render_refuses_what_json_cannot_hold(module: ModuleType) -> None:
+    with pytest.raises(TypeError):
+        module.render([b"", b""], [object()])
+    with pytest.raises(TypeError):
+        module.render([b"", b""], [("a", 1)])
+    with pytest.raises(ValueError, match="one piece more"):
+        module.render([b""], [1])
+    assert module.render([b"a", b"b", b"c"], ["x", 2.5]) == b'a"x"b2.5c'
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs=st.lists(st.tuples(NAMES, TEXT), max_size=80))
+def test_pairs_become_an_object_grouped_and_redacted(pairs: list[tuple[str, str]]) -> None:
+    asker = Asker()
+    written = REFERENCE.pairs_object(pairs, asker.verdicts, asker)
+    assert json.loads(written) == expected_object(pairs)
+    assert list(json.loads(written)) == list(dict.fromkeys(name for name, _ in pairs))
+    if C is not None:
+        c_asker = Asker()
+        assert C.pairs_object(pairs, c_asker.verdicts, c_asker) == written
+        assert c_asker.asked == len({name for name, _ in pairs})  # each name asked once
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    headers=st.lists(st.tuples(NAMES, st.binary(max_size=30)), max_size=70),
+    added=st.none() | st.lists(st.tuples(NAMES, TEXT), max_size=4),
+    request_id=st.text("0123456789abcdef-", min_size=1, max_size=36),
+)
+def test_a_relayed_head_becomes_an_object(
+    headers: list[tuple[str, bytes]], added: list[tuple[str, str]] | None, request_id: str
+) -> None:
+    lines: list[bytes] = []
+    for name, value in headers:
+        lines += [name.title().encode(), b": ", value, b"\r\n"]
+    asker = Asker()
+    written = REFERENCE.lines_object(lines, asker.wire, asker.verdicts, asker, added, request_id)
+    pairs = [(name, value.decode("latin-1")) for name, value in headers]
+    pairs += [*(added or []), ("x-request-id", request_id)]
+    assert json.loads(written) == expected_object(pairs)
+    if C is not None:
+        c_asker = Asker()
+        assert (
+            C.lines_object(lines, c_asker.wire, c_asker.verdicts, c_asker, added, request_id)
+            == written
+        )
+
+
+@pytest.mark.parametrize("module", IMPLEMENTATIONS)
+def test_header_objects_refuse_malformed_input(module: ModuleType) -> None:
+    asker = Asker()
+    with pytest.raises((TypeError, ValueError)):
+        module.lines_object([b"Host", b": "], asker.wire, asker.verdicts, asker, None, "id")
+    with pytest.raises((TypeError, ValueError)):
+        module.pairs_object([("host", 1)], asker.verdicts, asker)
+    assert module.pairs_object([], asker.verdicts, asker) == b"{}"
+
+
+def test_the_c_module_is_the_one_the_gateway_uses_when_built() -> None:
+    if not native.active():
+        pytest.skip("the interpreted modules run (PORTICO_NATIVE=0 or no current build)")
+    assert native.compiled(loaded)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    micros=st.integers(min_value=-(10**15), max_value=10**15)
+    | st.sampled_from([0, 1, 999, 1000, 1001, 10**12 - 1, 10**12, 10**12 + 1])
+)
+def test_thousandths_are_written_as_repr_writes_them(micros: int) -> None:
+    """Latencies are whole microseconds in milliseconds: the C module writes them without
+    dtoa, and must still write exactly ``repr``'s text."""
+    for value in (micros / 1000, -micros / 1000, micros / 1000 + 0.0005):
+        written = REFERENCE.render([b"", b""], [value])
+        assert written == repr(value).encode()
+        if C is not None:
+            assert C.render([b"", b""], [value]) == written
+
+
+@pytest.mark.parametrize("module", IMPLEMENTATIONS)
+def test_signed_zero_and_tiny_floats_keep_repr(module: ModuleType) -> None:
+    for value in (-0.0, 0.0, 1e-05, 0.0001, 1e16, 123456789012.345, 5e-324):
+        assert module.render([b"", b""], [value]) == repr(value).encode()
