@@ -8,6 +8,7 @@ import { ApiPage } from "./pages/ApiPage";
 import { AppPage } from "./pages/AppPage";
 import { AppsPage } from "./pages/Apps";
 import { CataloguePage } from "./pages/Catalogue";
+import { InvitationPage } from "./pages/Invitation";
 import { ProductPage } from "./pages/ProductPage";
 import { RegisterPage } from "./pages/Register";
 import { SignInPage } from "./pages/SignIn";
@@ -32,6 +33,7 @@ export function App() {
         <Route path="products/:productId" element={<ProductPage />} />
         <Route path="sign-in" element={me ? <Navigate to="/apps" replace /> : <SignInPage />} />
         <Route path="register" element={<RegisterPage />} />
+        <Route path="invitations/:token" element={<InvitationPage />} />
         <Route path="apps" element={own(<AppsPage />)} />
         <Route path="apps/:appId" element={own(<AppPage />)} />
         <Route path="*" element={<Navigate to="/" replace />} />
