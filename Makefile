@@ -16,7 +16,14 @@ CONSOLE_BUILD := $(CONSOLE)/dist/index.html
 CONSOLE_SOURCES := $(shell find $(CONSOLE)/src -type f 2>/dev/null) $(CONSOLE)/index.html \
 	$(CONSOLE)/vite.config.ts $(CONSOLE)/tsconfig.json $(CONSOLE)/package-lock.json
 
-.PHONY: run test test-sqlite test-postgresql test-interpreted lint bench native web \
+# the developer portal (web/portal): the same rules
+PORTAL := web/portal
+PORTAL_MODULES := $(PORTAL)/node_modules/.package-lock.json
+PORTAL_BUILD := $(PORTAL)/dist/index.html
+PORTAL_SOURCES := $(shell find $(PORTAL)/src -type f 2>/dev/null) $(PORTAL)/index.html \
+	$(PORTAL)/vite.config.ts $(PORTAL)/tsconfig.json $(PORTAL)/package-lock.json
+
+.PHONY: run test test-sqlite test-postgresql test-interpreted test-web lint bench native web \
 	system-packages clean
 
 $(STAMP): pyproject.toml
@@ -37,12 +44,18 @@ $(CONSOLE_MODULES): $(CONSOLE)/package-lock.json
 $(CONSOLE_BUILD): $(CONSOLE_MODULES) $(CONSOLE_SOURCES)
 	cd $(CONSOLE) && npm run --silent build
 
-## web: build the web console (make run and test do it when needed)
-web: $(CONSOLE_BUILD)
+$(PORTAL_MODULES): $(PORTAL)/package-lock.json
+	cd $(PORTAL) && npm ci --no-audit --no-fund --loglevel=error
+
+$(PORTAL_BUILD): $(PORTAL_MODULES) $(PORTAL_SOURCES)
+	cd $(PORTAL) && npm run --silent build
+
+## web: build the web console and the developer portal (make run and test do it when needed)
+web: $(CONSOLE_BUILD) $(PORTAL_BUILD)
 
 ## run: install, migrate the embedded SQLite store, bootstrap, and serve on 127.0.0.1:9180
-## (the web console at /console/)
-run: $(STAMP) $(NATIVE) $(CONSOLE_BUILD)
+## (the web console at /console/, the developer portal at /portal/)
+run: $(STAMP) $(NATIVE) $(CONSOLE_BUILD) $(PORTAL_BUILD)
 	$(BIN)/portico db upgrade
 	$(BIN)/portico bootstrap
 	$(BIN)/portico serve --no-migrate
@@ -53,7 +66,12 @@ system-packages:
 ## test: the whole suite on SQLite, then the tests that use the store on a throwaway
 ## PostgreSQL cluster (the gateway compiled), then the gateway's tests once more on its
 ## interpreted modules; each run in TEST_WORKERS processes (pytest-xdist)
-test: $(STAMP) system-packages $(CONSOLE_BUILD) test-sqlite test-postgresql test-interpreted
+test: $(STAMP) system-packages $(CONSOLE_BUILD) $(PORTAL_BUILD) test-web test-sqlite \
+	test-postgresql test-interpreted
+
+# the front ends' component tests (Vitest, in jsdom)
+test-web: $(PORTAL_MODULES)
+	cd $(PORTAL) && npm test --silent
 
 # One worker per core of the 2-core CI machine (make test TEST_WORKERS=4 on a bigger one).
 # worksteal: an idle worker takes queued tests from a busy one, so a slow module does not
@@ -71,12 +89,13 @@ test-interpreted: $(STAMP)
 	PORTICO_NATIVE=0 $(BIN)/pytest --db=sqlite $(XDIST) tests/gateway
 
 ## lint: ruff, mypy and the import contracts of pyproject.toml (layering, no import cycle), all clean
-lint: $(STAMP) $(CONSOLE_MODULES)
+lint: $(STAMP) $(CONSOLE_MODULES) $(PORTAL_MODULES)
 	$(BIN)/ruff check src tests bench migrations
 	$(BIN)/ruff format --check src tests bench migrations
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache --no-logo
 	cd $(CONSOLE) && npm run --silent lint
+	cd $(PORTAL) && npm run --silent lint
 
 ## bench: benchmarks, printed with ratios against their reference
 bench: $(STAMP) $(NATIVE)
@@ -84,4 +103,5 @@ bench: $(STAMP) $(NATIVE)
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist .mypy_cache .ruff_cache $(CONSOLE)/node_modules $(CONSOLE)/dist
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache $(CONSOLE)/node_modules $(CONSOLE)/dist \
+		$(PORTAL)/node_modules $(PORTAL)/dist

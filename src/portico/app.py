@@ -24,6 +24,8 @@ from portico.marketplace.app import PREFIX, create_marketplace_app
 from portico.marketplace.public import token_issuer
 from portico.portal.app import PREFIX as PORTAL_PREFIX
 from portico.portal.app import create_portal_app
+from portico.portal.pages import PORTAL
+from portico.web_pages import mount_pages
 
 MANAGEMENT_AUDIENCE = "portico-management"
 
@@ -83,6 +85,7 @@ def create_app(
     app.mount(PORTAL_PREFIX, portal_api)
     include_management_routes(app)
     mount_console(app, settings.console_dir)
+    mount_pages(app, PORTAL, settings.portal_dir)
     # the pages the problem documents' ``type`` URIs name (relative: resolved at this root)
     app.include_router(problem_pages_router)
     openapi.install(app)  # every route's failures (problem+json), derived once for all

@@ -194,10 +194,13 @@ def serve(
     host, port = split_host_port(settings.listen)
     base = f"http://{host}:{port}"
     built = (settings.console_dir / "index.html").is_file()
+    portal_built = (settings.portal_dir / "index.html").is_file()
     console.print(
         f"[bold]Portico[/bold] management service on {base}  (API docs: {base}/api/docs)\n"
         f"  web console on {base}/console/ (sign in as {settings.bootstrap_admin_email})"
         f"{'' if built else ': not built, run make web'}\n"
+        f"  developer portal on {base}/portal/"
+        f"{'' if portal_built else ': not built, run make web'}\n"
         f"  gateway (traffic) on http://{settings.gateway_listen}, "
         f"status on http://{settings.metrics_listen}/ready\n"
         f"  sign in: curl -s -X POST {base}/api/auth/login -H 'content-type: application/json' "

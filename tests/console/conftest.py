@@ -3,7 +3,6 @@ and Debian's chromium driven by Playwright, headless, on loopback only."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,23 +10,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from portico.core.settings import Settings
+from tests.support.browser import chromium
 from tests.support.portico_process import OWNER, OWNER_PASSWORD, bootstrapped_serve
-
-#: chromium as the machine has it; its flags keep it off the network it cannot reach
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 
 # a page's data arrives over HTTP from a server sharing two cores with the browser
 expect.set_options(timeout=15_000)
@@ -70,15 +57,9 @@ def console(database_url: str, tmp_path: Path) -> Iterator[Console]:
 
 @pytest.fixture
 def browser(console: Console) -> Iterator[Browser]:
-    """Playwright's synchronous API keeps its event loop running in this thread while it is
-    open: it starts after (and stops before) the fixtures that run their own loop to set the
-    store up and tear it down (``console`` and what it uses)."""
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
-        )
+    """After ``console`` (the store's fixtures run their own loop): ``support/browser.py``."""
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -335,7 +335,7 @@ def test_a_new_administrator_approves_a_registration_and_audits_it(
     assert body is not None
     text = body.get_content()
     assert "Hello Ada Lovelace" in text
-    assert f"{portico.control}/user/login" in text
+    assert f"{portico.control}/portal/sign-in" in text
 
     # the approval is an audit event: who, what, from where, before and after
     events = api.get("/events", params={"filter[operation]": "user.approve"})

@@ -14,6 +14,7 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -58,14 +59,23 @@ class Echo(BaseHTTPRequestHandler):
         return
 
 
-@pytest.fixture
-def backend() -> Iterator[int]:
+@contextmanager
+def echo_backend() -> Iterator[int]:
+    """An ``Echo`` server on a loopback port (its number) while the block runs."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def backend() -> Iterator[int]:
+    with echo_backend() as port:
+        yield port
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from tests.marketplace.auth.conftest import enable_issuance
 from tests.marketplace.conftest import SiteAccount, SiteFactory
 from tests.portal.conftest import Catalogue, Rows, url
 
-INVITE_LINK = "/organisations/invitations/"
+INVITE_LINK = "/portal/invitations/"
 NEW_PASSWORD = "a brand new passphrase"
 
 

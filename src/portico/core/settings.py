@@ -52,6 +52,10 @@ class Settings(BaseSettings):
         Path(__file__).resolve().parents[3] / "web" / "console" / "dist",
         description="The built web console, served under /console/ (`make run` builds it).",
     )
+    portal_dir: Path = Field(
+        Path(__file__).resolve().parents[3] / "web" / "portal" / "dist",
+        description="The built developer portal, served under /portal/ (`make run` builds it).",
+    )
     access_token_ttl_seconds: int = Field(3600, ge=60, le=86400)
     refresh_token_ttl_seconds: int = Field(30 * 86400, ge=3600)
     max_body_bytes: int = Field(

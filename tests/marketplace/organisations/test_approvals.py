@@ -68,7 +68,7 @@ async def test_approve_activates_and_sends_the_approval_email(
     [message] = await deliver(database, clock, 1)
     assert message["To"] == "bob@example.com"
     assert message["Subject"] == "Your registration with Partner is approved"
-    assert "https://portal.example.com/user/login" in message.get_content()
+    assert "https://portal.example.com/portal/sign-in" in message.get_content()
     [notification] = await rows(Notification)
     assert notification.type == "partner_approved" and notification.recipient_user_id == person.id
     [event] = await rows(AuditEntry, AuditEntry.action == "membership.approve")

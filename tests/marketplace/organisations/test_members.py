@@ -19,7 +19,7 @@ from portico.marketplace.organisation.models import OrganisationMembership, Team
 from tests.marketplace.conftest import SiteAccount, SiteFactory
 from tests.marketplace.organisations.conftest import Portal, Rows, call, deliver
 
-LINK = "https://portal.example.com/organisations/invitations/"
+LINK = "https://portal.example.com/portal/invitations/"
 
 
 async def test_invitations_are_emailed_with_a_link_only_the_email_holds(

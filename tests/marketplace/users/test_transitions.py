@@ -46,7 +46,7 @@ async def test_approve_queues_the_activation_email_with_a_notification(
     [email] = await rows(OutboxEmail)
     assert email.kind == "activation" and email.to_address == "new@example.com"
     assert email.status is EmailStatus.PENDING
-    assert "https://portal.example.com/user/login" in email.body_text
+    assert "https://portal.example.com/portal/sign-in" in email.body_text
     assert email.subject == "Your developer portal account is active"
     [notification] = await rows(Notification)
     assert notification.type == "user_activated" and notification.audience == "user"

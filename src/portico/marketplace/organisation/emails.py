@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from portico.core.account import User
 from portico.marketplace.organisation.models import Organisation
 
-#: where the portal accepts an invitation and signs people in, relative to
-#: ``settings.public_url`` (the portal pages are a later issue; these are the paths it is to
-#: serve)
-INVITATION_PATH = "/organisations/invitations/"
-SIGN_IN_PATH = "/user/login"
+#: where the portal's pages (``web/portal``) accept an invitation and sign people in,
+#: relative to ``settings.public_url``
+INVITATION_PATH = "/portal/invitations/"
+SIGN_IN_PATH = "/portal/sign-in"
 
 
 @dataclass(frozen=True)

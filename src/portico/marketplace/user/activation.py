@@ -10,9 +10,9 @@ from portico.core.account import User
 KIND = "activation"
 NOTIFICATION_TYPE = "user_activated"
 SUBJECT = "Your developer portal account is active"
-#: where the portal signs people in, relative to ``settings.public_url`` (the portal itself
-#: is a later issue; this is the path it is to serve)
-SIGN_IN_PATH = "/user/login"
+#: where the portal's pages sign people in (``web/portal``), relative to
+#: ``settings.public_url``
+SIGN_IN_PATH = "/portal/sign-in"
 
 
 def email(user: User, *, base_url: str) -> dict[str, Any]:
