@@ -16,7 +16,7 @@ CONSOLE_BUILD := $(CONSOLE)/dist/index.html
 CONSOLE_SOURCES := $(shell find $(CONSOLE)/src -type f 2>/dev/null) $(CONSOLE)/index.html \
 	$(CONSOLE)/vite.config.ts $(CONSOLE)/tsconfig.json $(CONSOLE)/package-lock.json
 
-.PHONY: run test test-sqlite test-postgresql test-interpreted lint bench native web \
+.PHONY: run test test-web test-sqlite test-postgresql test-interpreted lint bench native web \
 	system-packages clean
 
 $(STAMP): pyproject.toml
@@ -50,10 +50,14 @@ run: $(STAMP) $(NATIVE) $(CONSOLE_BUILD)
 system-packages:
 	@bash scripts/ensure-system-packages.sh
 
-## test: the whole suite on SQLite, then the tests that use the store on a throwaway
-## PostgreSQL cluster (the gateway compiled), then the gateway's tests once more on its
-## interpreted modules; each run in TEST_WORKERS processes (pytest-xdist)
-test: $(STAMP) system-packages $(CONSOLE_BUILD) test-sqlite test-postgresql test-interpreted
+## test: the console's component tests, the whole suite on SQLite, then the tests that use
+## the store on a throwaway PostgreSQL cluster (the gateway compiled), then the gateway's
+## tests once more on its interpreted modules; each run in TEST_WORKERS processes (xdist)
+test: $(STAMP) system-packages $(CONSOLE_BUILD) test-web test-sqlite test-postgresql test-interpreted
+
+## test-web: the web console's component tests (Vitest, jsdom)
+test-web: $(CONSOLE_MODULES)
+	cd $(CONSOLE) && npm test --silent
 
 # One worker per core of the 2-core CI machine (make test TEST_WORKERS=4 on a bigger one).
 # worksteal: an idle worker takes queued tests from a busy one, so a slow module does not
