@@ -16,10 +16,11 @@ from typing import Any
 from portico.gateway.environment_runtime import EnvironmentRuntime
 from portico.gateway.health.checker import HealthChecker
 
-__all__ = ["MAX_TARGETS", "MAX_TEXT", "checkers_of", "report", "signature"]
+__all__ = ["MAX_TARGETS", "MAX_TEXT", "MAX_UPSTREAMS", "checkers_of", "report", "signature"]
 
-#: targets reported per upstream (a discovered upstream may have more; the control plane
-#: refuses a longer list)
+#: upstreams reported per environment, targets per upstream (a discovered upstream may have
+#: more): the control plane refuses longer lists
+MAX_UPSTREAMS = 10_000
 MAX_TARGETS = 1024
 #: the longest reason or probe outcome the control plane keeps
 MAX_TEXT = 200
@@ -44,7 +45,7 @@ def signature(checkers: Mapping[str, HealthChecker]) -> tuple[tuple[str, int, in
 def report(checkers: Mapping[str, HealthChecker]) -> list[dict[str, Any]]:
     """The heartbeat's ``upstreamHealth``: one entry per upstream, in the wire's camelCase."""
     entries = []
-    for upstream_id, checker in sorted(checkers.items()):
+    for upstream_id, checker in sorted(checkers.items())[:MAX_UPSTREAMS]:
         state = checker.snapshot()
         entries.append(
             {

@@ -132,6 +132,20 @@ async def test_a_bad_report_is_refused_naming_the_field(
     assert (a["configVersion"], a["targets"]) == (1, [DOWN])  # nothing of it was stored
 
 
+async def test_a_report_longer_than_the_bounds_is_refused(world: World) -> None:
+    node = await _node_token(world)
+    entry = {"upstreamId": world.upstream_id, "active": False, "passive": False}
+    entry |= {"probing": False, "targets": [{**DOWN, "port": 1 + i} for i in range(1025)]}
+    body = {"nodeId": "node-a", "environmentId": world.env_id, "configVersion": 1}
+    answer = await world.client.post(
+        "/api/dataplane/v1/heartbeat", json=body | {"upstreamHealth": [entry]}, headers=node
+    )
+    assert answer.status_code == 400, answer.text
+    [error] = answer.json()["errors"]
+    assert error["pointer"] == "/upstreamHealth/0/targets"
+    assert "at most 1024 targets" in error["detail"]
+
+
 @pytest.fixture
 async def listening() -> AsyncIterator[int]:
     """A port that accepts connections (a target a tcp probe finds up)."""

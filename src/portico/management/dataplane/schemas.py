@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from portico.core.schema import ReadSchema, WriteSchema
 
@@ -38,6 +39,19 @@ MAX_REPORTED_TARGETS = 1024
 ReportText = Annotated[str, Field(max_length=200)]
 
 
+def _at_most(limit: int, what: str) -> Callable[[list[Any]], list[Any]]:
+    """A bound on a list checked here rather than stated as the schema's ``maxItems``: both
+    bounds at once (every upstream with every target) would be a body far over the size
+    limit, which a client reading the schema would be told it may send."""
+
+    def check(items: list[Any]) -> list[Any]:
+        if len(items) > limit:
+            raise ValueError(f"must have at most {limit} {what}")
+        return items
+
+    return check
+
+
 class TargetHealth(WriteSchema):
     """One target (an upstream node) as a gateway node's health checker sees it."""
 
@@ -63,18 +77,26 @@ class UpstreamHealthReport(WriteSchema):
     active: bool = Field(description="Whether active checks are configured.")
     passive: bool = Field(description="Whether passive checks are configured.")
     probing: bool = Field(description="Whether the node is probing its targets now.")
-    targets: list[TargetHealth] = Field(max_length=MAX_REPORTED_TARGETS)
+    targets: Annotated[
+        list[TargetHealth], AfterValidator(_at_most(MAX_REPORTED_TARGETS, "targets"))
+    ] = Field(description=f"The upstream's nodes, at most {MAX_REPORTED_TARGETS}.")
 
 
 class HeartbeatRequest(WriteSchema):
     node_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
     environment_id: Annotated[uuid.UUID, Field(strict=False)]
     config_version: int = Field(ge=0)
-    upstream_health: list[UpstreamHealthReport] | None = Field(
+    upstream_health: (
+        Annotated[
+            list[UpstreamHealthReport],
+            AfterValidator(_at_most(MAX_REPORTED_UPSTREAMS, "upstreams")),
+        ]
+        | None
+    ) = Field(
         None,
-        max_length=MAX_REPORTED_UPSTREAMS,
-        description="The health of each upstream the node runs in the environment, as its "
-        "checkers see it now; absent from nodes that do not report it.",
+        description="The health of each upstream the node runs in the environment (at most "
+        f"{MAX_REPORTED_UPSTREAMS}), as its checkers see it now; absent from nodes that do "
+        "not report it.",
     )
 
 
