@@ -143,18 +143,26 @@ def page(browser: Browser, request: pytest.FixtureRequest, screenshots: Path) ->
 @pytest.fixture(scope="session")
 def screenshots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the tests leave pictures of the main pages for a reviewer (never committed):
-    ``PORTICO_CONSOLE_SCREENSHOTS``, else a directory of this run's temporary files; the run
-    prints it at its end."""
+    ``PORTICO_CONSOLE_SCREENSHOTS``, else one directory of this run's temporary files (the
+    same for every xdist worker); the run prints it at its end."""
     chosen = os.environ.get("PORTICO_CONSOLE_SCREENSHOTS")
-    directory = Path(chosen) if chosen else tmp_path_factory.mktemp("console-screenshots")
+    run = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:  # each worker's is popen-gwN in the run's
+        run = run.parent
+    directory = Path(chosen) if chosen else run / "console-screenshots"
     directory.mkdir(parents=True, exist_ok=True)
     report_artifact(request.config, "console screenshots", str(directory))
     return directory
 
 
 def screenshot(page: Page, directory: Path, name: str) -> None:
-    """The whole page as it is now, as ``<name>.png``."""
+    """The whole page as it is now, as ``<name>.png``: taken in a window as tall as the page
+    (a full-page capture of a shorter window draws the fixed header in its middle)."""
     page.wait_for_load_state("networkidle", timeout=5_000)
-    page.screenshot(
-        path=directory / f"{re.sub(r'[^a-z0-9-]+', '-', name.lower())}.png", full_page=True
-    )
+    viewport = page.viewport_size or {"width": 1400, "height": 900}
+    height = int(page.evaluate("document.documentElement.scrollHeight"))
+    page.set_viewport_size({"width": viewport["width"], "height": max(height, viewport["height"])})
+    try:
+        page.screenshot(path=directory / f"{re.sub(r'[^a-z0-9-]+', '-', name.lower())}.png")
+    finally:
+        page.set_viewport_size(viewport)

@@ -1,10 +1,10 @@
 import {
-  Badge,
   Button,
   Checkbox,
   Modal,
   SimpleGrid,
   Stack,
+  Text,
   TextInput,
   Textarea,
 } from "@mantine/core";
@@ -45,7 +45,9 @@ export function RolesSection(props: {
       row={(r) => [
         r.name,
         r.permissions.join(", "),
-        r.predefined ? <Badge color="gray">predefined</Badge> : <Badge>custom</Badge>,
+        <Text size="sm" c={r.predefined ? "dimmed" : undefined}>
+          {r.predefined ? "predefined" : "custom"}
+        </Text>,
         props.allowed && !r.predefined && (
           <EditButton what={r.name} onClick={() => setEditing(r)} />
         ),
