@@ -23,7 +23,7 @@ PORTAL_BUILD := $(PORTAL)/dist/index.html
 PORTAL_SOURCES := $(shell find $(PORTAL)/src -type f 2>/dev/null) $(PORTAL)/index.html \
 	$(PORTAL)/vite.config.ts $(PORTAL)/tsconfig.json $(PORTAL)/package-lock.json
 
-.PHONY: run test test-sqlite test-postgresql test-interpreted test-web lint bench native web \
+.PHONY: run test test-web test-sqlite test-postgresql test-interpreted lint bench native web \
 	system-packages clean
 
 $(STAMP): pyproject.toml
@@ -63,14 +63,15 @@ run: $(STAMP) $(NATIVE) $(CONSOLE_BUILD) $(PORTAL_BUILD)
 system-packages:
 	@bash scripts/ensure-system-packages.sh
 
-## test: the whole suite on SQLite, then the tests that use the store on a throwaway
-## PostgreSQL cluster (the gateway compiled), then the gateway's tests once more on its
-## interpreted modules; each run in TEST_WORKERS processes (pytest-xdist)
+## test: the front ends' component tests, the whole suite on SQLite, then the tests that use
+## the store on a throwaway PostgreSQL cluster (the gateway compiled), then the gateway's
+## tests once more on its interpreted modules; each run in TEST_WORKERS processes (xdist)
 test: $(STAMP) system-packages $(CONSOLE_BUILD) $(PORTAL_BUILD) test-web test-sqlite \
 	test-postgresql test-interpreted
 
-# the front ends' component tests (Vitest, in jsdom)
-test-web: $(PORTAL_MODULES)
+## test-web: the console's and the portal's component tests (Vitest, jsdom)
+test-web: $(CONSOLE_MODULES) $(PORTAL_MODULES)
+	cd $(CONSOLE) && npm test --silent
 	cd $(PORTAL) && npm test --silent
 
 # One worker per core of the 2-core CI machine (make test TEST_WORKERS=4 on a bigger one).

@@ -117,9 +117,24 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     output = getattr(node, "workeroutput", {})
     if "storeless" in output:
         node.config.stash[_STORELESS] = Counter(output["storeless"])
+    for what, where in output.get("artifacts", {}).items():
+        report_artifact(node.config, what, where)
+
+
+#: what a run leaves for people to look at (the console's screenshots), printed at its end
+_ARTIFACTS = pytest.StashKey[dict[str, str]]()
+
+
+def report_artifact(config: pytest.Config, what: str, where: str) -> None:
+    """Say at the end of the run that ``what`` is at ``where`` (from any xdist worker)."""
+    config.stash.setdefault(_ARTIFACTS, {})[what] = where
+    if hasattr(config, "workeroutput"):
+        config.workeroutput.setdefault("artifacts", {})[what] = where
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for what, where in sorted(terminalreporter.config.stash.get(_ARTIFACTS, {}).items()):
+        terminalreporter.write_sep("-", f"{what}: {where}")
     counts = terminalreporter.config.stash.get(_STORELESS, None)
     if counts is None:
         return

@@ -20,8 +20,12 @@ from portico.core.db.engine import Database
 from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch, Sink
+from portico.gateway.upstream_health import checkers_of
+from portico.gateway.upstream_health import report as health_report
+from portico.gateway.upstream_health import signature as health_signature
 from portico.management.dataplane import service as dataplane_service
 from portico.management.dataplane.notifier import NOTIFIER
+from portico.management.dataplane.schemas import UpstreamHealthReport
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.telemetry import service as telemetry_service
 from portico.management.telemetry.schemas import TelemetryBatch
@@ -36,9 +40,9 @@ HEARTBEAT_SECONDS = 10.0
 
 class SnapshotFeeder:
     """Feeds the embedded gateway its environments' snapshots, and reports it in each
-    environment's data-plane nodes (its node id, the version it runs, its address) as a
-    standalone node's heartbeat does, so that the console and ``GET .../nodes`` show what
-    ``portico serve`` itself serves."""
+    environment's data-plane nodes (its node id, the version it runs, its address, its
+    upstreams' health) as a standalone node's heartbeat does, so that the console and
+    ``GET .../nodes`` show what ``portico serve`` itself serves."""
 
     def __init__(
         self,
@@ -56,32 +60,43 @@ class SnapshotFeeder:
         self.heartbeat_seconds = heartbeat_seconds
         self.wake = asyncio.Event()
         self._refused: dict[str, int] = {}
-        self._reported: dict[str, int] = {}
+        self._reported: dict[str, tuple[object, ...]] = {}
         self._last_report = float("-inf")
 
+    def _state(self) -> dict[str, tuple[object, ...]]:
+        """What a heartbeat says of each environment, as far as a change of it matters:
+        the version run and the health checkers' states."""
+        return {
+            env_id: (runtime.version, health_signature(checkers_of(runtime)))
+            for env_id, runtime in self.gateway.environments.items()
+        }
+
     async def report(self) -> None:
-        """A heartbeat for every environment the gateway runs: at once for a version not
-        reported yet, else every ``heartbeat_seconds``."""
-        running = self.gateway.versions()
+        """A heartbeat for every environment the gateway runs: at once for a version or a
+        change of an upstream's health not reported yet, else every ``heartbeat_seconds``."""
+        running = self._state()
         now = time.monotonic()
         due = now - self._last_report >= self.heartbeat_seconds
         if not due and all(self._reported.get(e) == v for e, v in running.items()):
             return
         async with self.database.session() as session, session.begin():
             environments = EnvironmentRepository(session)
-            for env_id, version in running.items():
+            for env_id in running:
                 env = await environments.get(uuid.UUID(env_id))
-                if env is None:  # deleted since: its nodes went with it
+                runtime = self.gateway.environments.get(env_id)
+                if env is None or runtime is None:  # deleted since: its nodes went with it
                     continue
+                health = health_report(checkers_of(runtime))
                 await dataplane_service.heartbeat(
                     session=session,
                     env=env,
                     node_id=self.gateway.options.node_id,
-                    config_version=version,
+                    config_version=runtime.version,
                     address=self.address,
                     clock=self.clock,
+                    upstream_health=[UpstreamHealthReport.model_validate(h) for h in health],
                 )
-        self._reported = dict(running)
+        self._reported = running
         self._last_report = now
 
     async def sync_once(self) -> None:

@@ -103,6 +103,20 @@ def test_node_follows_survives_the_control_plane_and_restarts_from_disk(
 
         wait_for(in_sync, node, timeout=20)
 
+        # and with its view of the upstream's health (the upstream has no checks: its one
+        # target is healthy, never probed)
+        def health_reported() -> bool:
+            path = f"/api/orgs/{org}/envs/{env['id']}/upstreams/{upstream['id']}/health"
+            items = cp.get(path).json()["items"]
+            return any(n["reported"] for n in items)
+
+        wait_for(health_reported, node, timeout=20)
+        path = f"/api/orgs/{org}/envs/{env['id']}/upstreams/{upstream['id']}/health"
+        [reported] = [n for n in cp.get(path).json()["items"] if n["reported"]]
+        [target] = reported["targets"]
+        assert (target["host"], target["port"], target["healthy"]) == ("127.0.0.1", backend, True)
+        assert (target["probes"], reported["probing"]) == (0, False)
+
         # its traffic reaches the control plane's rollups (by POST /api/dataplane/v1/telemetry)
         def delivered() -> bool:
             totals = asyncio.run(rollups(portico["database_url"], env["id"]))

@@ -22,9 +22,10 @@ def deployed_api(
     backend: int,
     plugins: dict[str, Any],
     env_name: str = "shop",
+    api_name: str = "orders",
 ) -> dict[str, dict[str, Any]]:
     """``cp`` based at an organisation: an environment serving ``host``, an upstream to the
-    backend on loopback, and the API ``orders`` (``GET /orders``, the service ``plugins``)
+    backend on loopback, and the API ``api_name`` (``GET /orders``, the service ``plugins``)
     deployed there at revision 1. Each object as the API answered it, by name."""
     env = created(cp.post("/envs", json={"name": env_name, "gatewayHosts": [host]}))
     node = {"host": "127.0.0.1", "port": backend}
@@ -34,7 +35,7 @@ def deployed_api(
             json={"name": "echo", "specification": {"nodes": [node]}},
         )
     )
-    api = created(cp.post("/apis", json={"name": "orders"}))
+    api = created(cp.post("/apis", json={"name": api_name}))
     binding = {"environmentId": env["id"], "upstreamId": upstream["id"]}
     revision = created(
         cp.post(

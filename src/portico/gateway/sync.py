@@ -3,13 +3,13 @@ last good snapshot on disk, start from it when the control plane is down.
 
 The loop never lets a failure stop serving: an unreachable control plane, a 5xx, or a
 snapshot that fails to load are logged and retried with backoff while the previous
-configuration keeps serving. Heartbeats report the node id and the version it runs.
+configuration keeps serving. Heartbeats report the node id, the version it runs and its
+upstreams' health: every ``interval`` seconds, and within a second of a change of either.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -23,6 +23,9 @@ import httpx
 from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch
+from portico.gateway.upstream_health import checkers_of
+from portico.gateway.upstream_health import report as health_report
+from portico.gateway.upstream_health import signature as health_signature
 
 logger = logging.getLogger("portico.gateway.sync")
 
@@ -117,18 +120,39 @@ class ControlPlaneSync:
         self.version = int(document["version"])
         self.store.save(response.content)
 
-    async def heartbeat_forever(self, interval: float = 10.0) -> None:
+    def heartbeat_state(self) -> tuple[object, ...]:
+        """What a change of calls for a heartbeat before the next periodic one."""
+        checkers = checkers_of(self.gateway.environments.get(self.env_id))
+        return (self.version, health_signature(checkers))
+
+    async def send_heartbeat(self) -> None:
+        runtime = self.gateway.environments.get(self.env_id)
+        response = await self.client.post(
+            f"{self.base}/api/dataplane/v1/heartbeat",
+            json={
+                "nodeId": self.node_id,
+                "environmentId": self.env_id,
+                "configVersion": self.version,
+                "upstreamHealth": health_report(checkers_of(runtime)),
+            },
+        )
+        response.raise_for_status()
+
+    async def heartbeat_forever(self, interval: float = 10.0, check: float = 1.0) -> None:
+        """A heartbeat every ``interval`` seconds, and as soon as a look every ``check``
+        seconds finds a new version or a target whose health changed."""
+        loop = asyncio.get_running_loop()
+        sent: tuple[object, ...] | None = None
+        last = float("-inf")
         while True:
-            with contextlib.suppress(httpx.HTTPError):
-                await self.client.post(
-                    f"{self.base}/api/dataplane/v1/heartbeat",
-                    json={
-                        "nodeId": self.node_id,
-                        "environmentId": self.env_id,
-                        "configVersion": self.version,
-                    },
-                )
-            await asyncio.sleep(interval)
+            state = self.heartbeat_state()
+            if state != sent or loop.time() - last >= interval:
+                last, sent = loop.time(), state  # a failure is retried at the next interval
+                try:
+                    await self.send_heartbeat()
+                except httpx.HTTPError as error:
+                    logger.warning("heartbeat failed (%s); retrying", error)
+            await asyncio.sleep(check)
 
     async def send_telemetry(self, batch: Batch) -> None:
         """A telemetry sink: the node's rollups of its environment, in posts of at most

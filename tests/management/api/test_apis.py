@@ -257,6 +257,29 @@ async def test_listing_sorts_filters_and_rejects_unknown_parameters(
         assert response.json()["errors"][0]["parameter"] == parameter
 
 
+async def test_search_finds_names_containing_the_text_in_any_case(
+    client: httpx.AsyncClient, factory: Factory, org: Org, admin: Account
+) -> None:
+    """``search`` (the console's search box): containment, any case, ``%`` and ``_`` as
+    plain characters, paged and counted like any list, and within the organisation only."""
+    for name in ("orders", "bulk-ORDERS", "stock", "100%_sure", "1000-sure"):
+        await make_api(client, org, admin, name)
+    other = await factory.org("elsewhere")
+    stranger = await factory.user(other, roles=("Administrator",), email="x@elsewhere.example")
+    await make_api(client, other, stranger, "orders-elsewhere")
+
+    async def found(query: str) -> tuple[list[str], int]:
+        response = await client.get(apis(org) + query, headers=admin.headers)
+        assert response.status_code == 200, response.text
+        return [a["name"] for a in response.json()["items"]], response.json()["total"]
+
+    assert await found("?search=Order") == (["bulk-ORDERS", "orders"], 2)
+    assert await found("?search=Order&sort=-name&size=1&page=2") == (["bulk-ORDERS"], 2)
+    assert await found("?search=%25_") == (["100%_sure"], 1)  # not "anything, then one"
+    assert await found("?search=nothing-like-it") == ([], 0)
+    assert (await found("?search="))[1] == 5  # empty: no filter
+
+
 async def test_the_imported_openapi_document(
     client: httpx.AsyncClient, database: Database, org: Org, admin: Account
 ) -> None:

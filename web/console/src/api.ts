@@ -117,6 +117,15 @@ export async function send<T>(method: string, path: string, body?: string | Form
 
 export const get = <T>(path: string) => call<T>("GET", path);
 export const post = <T>(path: string, body: unknown) => call<T>("POST", path, body);
+export const patch = <T>(path: string, body: unknown) => call<T>("PATCH", path, body);
+export const put = <T>(path: string, body: unknown) => call<T>("PUT", path, body);
+export const remove = (path: string) => call<void>("DELETE", path);
+
+/** A query string of the values given (empty ones left out): ``?page=2&search=ord``. */
+export function query(values: Record<string, string | number | undefined | null>): string {
+  const given = Object.entries(values).filter(([, v]) => v !== undefined && v !== null && v !== "");
+  return given.length ? "?" + new URLSearchParams(given.map(([k, v]) => [k, String(v)])) : "";
+}
 
 export interface Page<T> {
   items: T[];

@@ -19,15 +19,23 @@ router = APIRouter(prefix="/api/orgs/{orgId}/apis", tags=["apis"])
 LIST = ListSpec(
     sortable=frozenset({"name", "createdAt", "updatedAt"}),
     default_sort="name",
-    filterable=frozenset({"name"}),
+    filterable=frozenset({"name", "search"}),
 )
+FILTERS = {
+    "name": {"description": "Only the API of this exact name."},
+    "search": {"description": "Only APIs whose name contains this text (letters in any case)."},
+}
 Reader = Annotated[OrgCaller, Depends(require("api.read"))]
 Creator = Annotated[OrgCaller, Depends(require("api.create"))]
 Editor = Annotated[OrgCaller, Depends(require("api.update"))]
 Deleter = Annotated[OrgCaller, Depends(require("api.delete"))]
 
 
-@router.get("", response_model=PageRead[ApiRead])
+@router.get(
+    "",
+    response_model=PageRead[ApiRead],
+    openapi_extra={"parameters": LIST.openapi_parameters(FILTERS)},
+)
 async def list_apis(
     caller: Reader, session: SessionDep, query: ListQuery = Depends(list_query(LIST))
 ) -> PageRead[ApiRead]:

@@ -26,6 +26,7 @@ from portico.management.dataplane.schemas import (
     HeartbeatRequest,
     NodeList,
     NodeRead,
+    UpstreamHealthRead,
 )
 from portico.management.dataplane.service import DataplaneTokenNotFound
 from portico.management.environment import service as environment_service
@@ -33,6 +34,8 @@ from portico.management.environment.models import Environment, EnvironmentConfig
 from portico.management.environment.ports import publish
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.environment.service import EnvironmentNotFound
+from portico.management.upstream import service as upstream_service
+from portico.management.upstream.service import UpstreamNotFound
 
 router = APIRouter(tags=["data plane"])
 TOKENS = "/api/orgs/{orgId}/envs/{envId}/dataplane-tokens"
@@ -184,6 +187,7 @@ async def post_heartbeat(body: HeartbeatRequest, request: Request, bearer: NodeB
             config_version=body.config_version,
             address=getattr(request.state, "client_ip", None),
             clock=state.clock,
+            upstream_health=body.upstream_health,
         )
     return Response(status_code=204)
 
@@ -215,6 +219,28 @@ async def list_nodes(
             for n in rows
         ],
     )
+
+
+@router.get(
+    "/api/orgs/{orgId}/envs/{envId}/upstreams/{upstreamId}/health",
+    response_model=UpstreamHealthRead,
+)
+async def get_upstream_health(
+    envId: str,
+    upstreamId: str,
+    caller: Annotated[OrgCaller, Depends(require("upstream.read"))],
+    session: SessionDep,
+) -> UpstreamHealthRead:
+    """The upstream's targets as each data-plane node of the environment last reported them
+    (nodes send their health checkers' view with every heartbeat, and at once when a target
+    changes state)."""
+    upstream = await upstream_service.get(
+        session=session,
+        caller=caller,
+        env_id=parse_id(envId, EnvironmentNotFound),
+        upstream_id=parse_id(upstreamId, UpstreamNotFound),
+    )
+    return await dataplane_service.upstream_health(session=session, upstream=upstream)
 
 
 _RENDERED: OrderedDict[tuple[str, int], bytes] = OrderedDict()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from portico.core.db.base import Base, IdMixin, TimestampMixin
-from portico.core.db.types import UTCDateTime
+from portico.core.db.types import UTCDateTime, json_type
 
 
 class DataplaneToken(IdMixin, TimestampMixin, Base):
@@ -40,3 +41,5 @@ class DataplaneNode(Base):
     address: Mapped[str | None] = mapped_column(String(64), default=None)
     first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: the heartbeat's ``upstreamHealth`` as last sent (snake_case keys); None: not reported
+    upstream_health: Mapped[Any] = mapped_column(json_type(), default=None, nullable=True)

@@ -14,8 +14,15 @@ from portico.core.tokens import AccessTokenService, hash_opaque_token, new_opaqu
 from portico.management.access import Caller, OrgCaller, org_caller
 from portico.management.dataplane.models import DataplaneNode, DataplaneToken
 from portico.management.dataplane.repository import DataplaneRepository
+from portico.management.dataplane.schemas import (
+    NodeUpstreamHealthRead,
+    TargetHealthRead,
+    UpstreamHealthRead,
+    UpstreamHealthReport,
+)
 from portico.management.environment.models import Environment, EnvironmentConfig
 from portico.management.environment.repository import EnvironmentRepository
+from portico.management.upstream.models import Upstream
 
 TOKEN_PREFIX = "pdp_"  # noqa: S105 - tells a data-plane token from a user's JWT at a glance (and in scanners)
 
@@ -111,7 +118,10 @@ async def heartbeat(
     config_version: int,
     address: str | None,
     clock: Clock,
+    upstream_health: list[UpstreamHealthReport] | None = None,
 ) -> DataplaneNode:
+    """Record what a node reports: the version it runs and, when it says, its upstreams'
+    health (a node that does not report it has none kept: an old view would pass for live)."""
     now = clock.now()
     node = await DataplaneRepository(session).node(env.id, node_id)
     if node is None:
@@ -122,9 +132,50 @@ async def heartbeat(
     node.config_version = config_version
     node.address = address
     node.last_seen_at = now
+    node.upstream_health = (
+        None
+        if upstream_health is None
+        else [report.model_dump(mode="json") for report in upstream_health]
+    )
     await session.flush()
     return node
 
 
 async def nodes(*, session: AsyncSession, env: Environment) -> list[DataplaneNode]:
     return await DataplaneRepository(session).nodes_of(env.id)
+
+
+async def upstream_health(*, session: AsyncSession, upstream: Upstream) -> UpstreamHealthRead:
+    """The upstream's health as each data-plane node of its environment last reported it."""
+    checks = upstream.specification.get("checks") or {}
+    items = []
+    for node in await DataplaneRepository(session).nodes_of(upstream.environment_id):
+        reported = next(
+            (
+                entry
+                for entry in node.upstream_health or []
+                if entry.get("upstream_id") == str(upstream.id)
+            ),
+            None,
+        )
+        items.append(
+            NodeUpstreamHealthRead(
+                node_id=node.node_id,
+                address=node.address,
+                config_version=node.config_version,
+                last_seen_at=node.last_seen_at,
+                reported=reported is not None,
+                probing=bool(reported and reported["probing"]),
+                targets=[
+                    TargetHealthRead.model_validate(target)
+                    for target in (reported or {}).get("targets", [])
+                ],
+            )
+        )
+    return UpstreamHealthRead(
+        upstream_id=upstream.id,
+        environment_id=upstream.environment_id,
+        active=checks.get("active") is not None,
+        passive=checks.get("passive") is not None,
+        items=items,
+    )

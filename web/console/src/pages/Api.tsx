@@ -2,20 +2,16 @@ import { Alert, Badge, Button, Group, Loader, Select, Stack, Text, Title } from 
 import { lazy, Suspense, useState } from "react";
 import { useParams } from "react-router";
 
-import { ApiError, post } from "../api";
+import { ApiError, call, post } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { DataTable } from "../components/DataTable";
 import { JsonDiff } from "../JsonDiff";
 import { useFetched } from "../useFetched";
 import type { Environment } from "./Environments";
+import type { EditableRevision } from "./RevisionEditor";
 
-interface Revision {
-  id: string;
-  number: number;
-  status: "ACTIVE" | "INACTIVE";
-  serviceSpec: Record<string, unknown>;
-  routeSpec: Record<string, unknown>[];
+interface Revision extends EditableRevision {
   deployedTo: string[];
 }
 
@@ -33,8 +29,8 @@ interface Outcome {
   conflict: boolean;
 }
 
-// the form generator and its validator come with the first plugin editor shown
-const PluginEditor = lazy(() => import("./PluginEditor"));
+// the form generator and its validator come with the first revision edited
+const RevisionEditor = lazy(() => import("./RevisionEditor"));
 
 const specs = (revision: Revision) => ({
   serviceSpec: revision.serviceSpec,
@@ -102,15 +98,16 @@ export function ApiPage() {
         ]}
       />
       <Select
-        label="Edit the plugins of"
+        label="Revision to edit"
+        description="Its plugins and routes; a deployed revision is shown read-only"
         data={items.map((r) => ({ value: r.id, label: `Revision ${r.number} (${r.status})` }))}
         value={editingId}
         onChange={setEditingId}
-        w={260}
+        w={320}
       />
       {editing && (
-        <Suspense fallback={<Loader aria-label="Loading the plugin editor" />}>
-          <PluginEditor base={base} revision={editing} onSaved={revisions.reload} />
+        <Suspense fallback={<Loader aria-label="Loading the revision editor" />}>
+          <RevisionEditor base={base} revision={editing} onSaved={revisions.reload} />
         </Suspense>
       )}
       <Compare revisions={items} />
@@ -119,6 +116,7 @@ export function ApiPage() {
         revisions={items}
         environments={envs.data.items}
         allowed={can("api.deploy")}
+        mayBind={can("api.update")}
         onDeployed={revisions.reload}
       />
     </Stack>
@@ -135,8 +133,22 @@ function Compare({ revisions }: { revisions: Revision[] }) {
     <Stack>
       <Title order={3}>Compare revisions</Title>
       <Group>
-        <Select label="From" data={numbers} value={left} onChange={setLeft} w={180} />
-        <Select label="To" data={numbers} value={right} onChange={setRight} w={180} />
+        <Select
+          label="From"
+          data={numbers}
+          value={left}
+          onChange={setLeft}
+          w={180}
+          allowDeselect={false}
+        />
+        <Select
+          label="To"
+          data={numbers}
+          value={right}
+          onChange={setRight}
+          w={180}
+          allowDeselect={false}
+        />
       </Group>
       {from && to && <JsonDiff from={specs(from)} to={specs(to)} label="Differences" />}
     </Stack>
@@ -148,12 +160,14 @@ function Deploy(props: {
   revisions: Revision[];
   environments: Environment[];
   allowed: boolean;
+  mayBind: boolean;
   onDeployed: () => void;
 }) {
   const [revisionId, setRevisionId] = useState<string | null>(props.revisions[0]?.id ?? null);
   const [envId, setEnvId] = useState<string | null>(props.environments[0]?.id ?? null);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const [busy, setBusy] = useState(false);
+  const revision = props.revisions.find((r) => r.id === revisionId);
 
   async function run(action: "dry-run" | "deploy", force = false) {
     setBusy(true);
@@ -186,6 +200,7 @@ function Deploy(props: {
           data={props.revisions.map((r) => ({ value: r.id, label: `Revision ${r.number}` }))}
           value={revisionId}
           onChange={setRevisionId}
+          allowDeselect={false}
           w={180}
         />
         <Select
@@ -193,8 +208,19 @@ function Deploy(props: {
           data={props.environments.map((e) => ({ value: e.id, label: e.name }))}
           value={envId}
           onChange={setEnvId}
+          allowDeselect={false}
           w={220}
         />
+        {revision && envId && (
+          <Binding
+            key={`${revision.id}-${envId}`}
+            base={props.base}
+            revision={revision}
+            envId={envId}
+            allowed={props.mayBind}
+            onBound={props.onDeployed}
+          />
+        )}
         <Button
           variant="default"
           disabled={!props.allowed || !envId}
@@ -229,5 +255,51 @@ function Deploy(props: {
         </Alert>
       )}
     </Stack>
+  );
+}
+
+/** The upstream a revision's routes go to in an environment (a deploy needs one): chosen
+ * among the environment's upstreams, fixed while the revision is live there. */
+function Binding(props: {
+  base: string;
+  revision: Revision;
+  envId: string;
+  allowed: boolean;
+  onBound: () => void;
+}) {
+  const { org } = useAuth();
+  const upstreams = useFetched<Page<{ id: string; name: string }>>(
+    `/api/orgs/${org!.id}/envs/${props.envId}/upstreams?size=100`,
+  );
+  const bound = props.revision.upstreamBindings.find((b) => b.environmentId === props.envId);
+  const live = props.revision.deployedTo.includes(props.envId);
+  const [failure, setFailure] = useState<string | null>(null);
+
+  async function bind(upstreamId: string | null) {
+    if (!upstreamId) return;
+    setFailure(null);
+    try {
+      await call("PATCH", `${props.base}/revisions/${props.revision.id}/upstream-bindings/add`, {
+        environmentUpstreams: [{ environmentId: props.envId, upstreamId }],
+      });
+      props.onBound();
+    } catch (error) {
+      setFailure(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  return (
+    <Select
+      label="Upstream"
+      description={live ? "Fixed while the revision is live here" : undefined}
+      placeholder={upstreams.data?.items.length === 0 ? "No upstream here" : "Choose"}
+      data={(upstreams.data?.items ?? []).map((u) => ({ value: u.id, label: u.name }))}
+      value={bound?.upstreamId ?? null}
+      onChange={bind}
+      disabled={!props.allowed || live}
+      error={failure}
+      allowDeselect={false}
+      w={220}
+    />
   );
 }

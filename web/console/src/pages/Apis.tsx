@@ -4,6 +4,7 @@ import {
   Button,
   Group,
   Modal,
+  Pagination,
   Stack,
   Text,
   TextInput,
@@ -11,11 +12,12 @@ import {
   Title,
   Tooltip,
 } from "@mantine/core";
+import { useDebouncedValue } from "@mantine/hooks";
 import { useState } from "react";
 import type { FormEvent } from "react";
 import { Link } from "react-router";
 
-import { post, send } from "../api";
+import { post, query, send } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { Badges, FetchedTable } from "../components/DataTable";
@@ -30,11 +32,19 @@ interface Api {
   deployments: { environmentName: string; revisionNumber: number }[];
 }
 
-/** The seed's rule: "Add Service" is shown disabled, with the reason, without api.create. */
+/** APIs listed a page at a time, searched by the server (an organisation may have tens of
+ * thousands). The seed's rule: "Add Service" is shown disabled, with the reason, without
+ * api.create. */
 export function ApisPage() {
   const { org, can } = useAuth();
   const path = `/api/orgs/${org!.id}/apis`;
-  const apis = useFetched<Page<Api>>(`${path}?size=100`);
+  const [search, setSearch] = useState("");
+  const [searched] = useDebouncedValue(search.trim(), 250);
+  const [pageNumber, setPageNumber] = useState(1);
+  const apis = useFetched<Page<Api>>(
+    path + query({ search: searched, page: pageNumber, size: PAGE_SIZE }),
+  );
+  const pages = apis.data ? Math.max(1, Math.ceil(apis.data.total / PAGE_SIZE)) : 1;
   const [adding, setAdding] = useState(false);
   const allowed = can("api.create");
   const addService = (
@@ -59,10 +69,20 @@ export function ApisPage() {
           )}
         </Group>
       </Group>
+      <TextInput
+        label="Search APIs"
+        placeholder="A part of the name"
+        value={search}
+        onChange={(e) => {
+          setSearch(e.currentTarget.value);
+          setPageNumber(1);
+        }}
+        w={320}
+      />
       <FetchedTable
         fetched={apis}
         label="APIs"
-        empty="No API yet."
+        empty={searched ? `No API's name contains "${searched}".` : "No API yet."}
         columns={["Name", "Description", "Revisions", "Deployed"]}
         rowKey={(api) => api.id}
         row={(api) => [
@@ -78,6 +98,21 @@ export function ApisPage() {
           />,
         ]}
       />
+      {apis.data && apis.data.total > 0 && (
+        <Group>
+          <Pagination
+            withEdges
+            total={pages}
+            value={pageNumber}
+            onChange={setPageNumber}
+            getControlProps={(control) => ({ "aria-label": `${control} page` })}
+            getItemProps={(page) => ({ "aria-label": `Page ${page}` })}
+          />
+          <Text size="sm" c="dimmed" role="status" aria-label="APIs shown">
+            {shownRange(apis.data)}
+          </Text>
+        </Group>
+      )}
       <AddService
         opened={adding}
         path={path}
@@ -89,6 +124,16 @@ export function ApisPage() {
       />
     </Stack>
   );
+}
+
+const PAGE_SIZE = 20;
+
+const number = (n: number) => n.toLocaleString("en");
+
+/** "21–40 of 10,000": which of the APIs the page shows. */
+export function shownRange(page: Page<unknown>): string {
+  const first = (page.page - 1) * page.size + 1;
+  return `${number(first)}–${number(first + page.items.length - 1)} of ${number(page.total)}`;
 }
 
 const upload_ = (path: string, form: FormData) =>

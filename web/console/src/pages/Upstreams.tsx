@@ -1,12 +1,19 @@
-import { Alert, Button, Group, Select, Stack, Text, Title } from "@mantine/core";
-import { useState } from "react";
+import { Alert, Badge, Button, Group, Select, Stack, Text, Title, Tooltip } from "@mantine/core";
+import { useEffect, useState } from "react";
 
 import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { Badges, FetchedTable } from "../components/DataTable";
+import type { Environment } from "./Environments";
 import { useFetched } from "../useFetched";
 import { AddUpstream } from "./AddUpstream";
-import type { Environment } from "./Environments";
+import { describe, reporting, summarize } from "./upstreamHealth";
+import type { UpstreamHealth } from "./upstreamHealth";
+
+/** How often the page asks again for the nodes' view (they report within a second of a
+ * change, and every 10 s) */
+const HEALTH_REFRESH_MS = 3000;
+const COLOURS = { healthy: "green", unhealthy: "red", mixed: "orange" } as const;
 
 export interface UpstreamNode {
   host: string;
@@ -79,7 +86,7 @@ function UpstreamTable({ orgId, envId }: { orgId: string; envId: string }) {
       fetched={upstreams}
       label="Upstreams"
       empty="No upstream in this environment yet."
-      columns={["Name", "Targets", "Balancing", "Health checks"]}
+      columns={["Name", "Targets", "Balancing", "Health checks", "Live health"]}
       rowKey={(u) => u.id}
       row={(u) => [
         u.name,
@@ -94,7 +101,44 @@ function UpstreamTable({ orgId, envId }: { orgId: string; envId: string }) {
         [u.specification.checks?.active && "active", u.specification.checks?.passive && "passive"]
           .filter(Boolean)
           .join(" + ") || "none",
+        <LiveHealth
+          path={`/api/orgs/${orgId}/envs/${envId}/upstreams/${u.id}/health`}
+          name={u.name}
+        />,
       ]}
     />
+  );
+}
+
+/** Each target as the environment's gateway nodes see it now, followed live. */
+function LiveHealth({ path, name }: { path: string; name: string }) {
+  const health = useFetched<UpstreamHealth>(path);
+  useEffect(() => {
+    const timer = setInterval(health.reload, HEALTH_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [health.reload]);
+  let body;
+  if (health.error) body = <Text c="red">{health.error.message}</Text>;
+  else if (!health.data) body = <Text c="dimmed">…</Text>;
+  else if (reporting(health.data) === 0) body = <Text c="dimmed">No gateway node runs it yet</Text>;
+  else
+    body = (
+      <Group gap={4}>
+        {summarize(health.data).map((target) => (
+          <Tooltip
+            key={target.target}
+            label={target.lastProbe ? `last probe: ${target.lastProbe}` : "not probed"}
+          >
+            <Badge color={COLOURS[target.state]} variant="light" tt="none">
+              {describe(target)}
+            </Badge>
+          </Tooltip>
+        ))}
+      </Group>
+    );
+  return (
+    <div role="status" aria-label={`Health of ${name}`}>
+      {body}
+    </div>
   );
 }

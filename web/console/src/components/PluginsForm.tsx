@@ -4,24 +4,18 @@ import type { RJSFSchema, UiSchema } from "@rjsf/utils";
 import validator from "@rjsf/validator-ajv8";
 import { useState } from "react";
 
-import { ApiError, call } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { useFetched } from "../useFetched";
 
-interface PluginSchema {
+export interface PluginSchema {
   name: string;
   category: string;
   description: string;
   schema: RJSFSchema;
 }
 
-export interface EditableRevision {
-  id: string;
-  number: number;
-  status: "ACTIVE" | "INACTIVE";
-  serviceSpec: Record<string, unknown> & { plugins?: Record<string, unknown> };
-}
+export type Plugins = Record<string, unknown>;
 
 // attachment settings are not part of a plugin's own form
 const UI: UiSchema = {
@@ -29,60 +23,58 @@ const UI: UiSchema = {
   "ui:submitButtonOptions": { submitText: "Save plugin" },
 };
 
+/** The plugins the gateway runs, with the JSON Schema of each (/plugin-schemas). */
+export function usePluginSchemas() {
+  const { org } = useAuth();
+  return useFetched<Page<PluginSchema>>(`/api/orgs/${org!.id}/plugin-schemas?size=100`);
+}
+
 /**
- * A revision's service-level plugins: each plugin's form is generated from the JSON Schema
- * the gateway publishes (/plugin-schemas), checked as it is filled (errors at the field),
- * and saved into the revision's serviceSpec. Deployed revisions are read-only: clone first.
+ * A set of plugins (a service's, a route's): each plugin's form is generated from the JSON
+ * Schema the gateway publishes, checked as it is filled (errors at the field, before
+ * anything is sent), and handed to ``onSave`` with the others. ``onSave`` may refuse (its
+ * message is shown); read-only sets say why.
  */
-export default function PluginEditor(props: {
-  base: string;
-  revision: EditableRevision;
-  onSaved: () => void;
+export function PluginsForm(props: {
+  title: string;
+  schemas: PluginSchema[];
+  plugins: Plugins;
+  editable: boolean;
+  readOnlyReason?: string;
+  onSave: (next: Plugins) => Promise<void>;
 }) {
-  const { org, can } = useAuth();
-  const schemas = useFetched<Page<PluginSchema>>(`/api/orgs/${org!.id}/plugin-schemas?size=100`);
   const [editing, setEditing] = useState<string | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
-  const plugins = props.revision.serviceSpec.plugins ?? {};
-  const editable = props.revision.status === "INACTIVE" && can("api.update");
+  const { plugins } = props;
 
-  async function save(next: Record<string, unknown>) {
+  async function save(next: Plugins) {
     setFailure(null);
     try {
-      await call("PUT", `${props.base}/revisions/${props.revision.id}/service-spec`, {
-        serviceSpec: { ...props.revision.serviceSpec, plugins: next },
-      });
+      await props.onSave(next);
       setEditing(null);
-      props.onSaved();
     } catch (error) {
-      setFailure(error instanceof ApiError ? error.message : String(error));
+      setFailure(error instanceof Error ? error.message : String(error));
     }
   }
 
-  const schema = schemas.data?.items.find((s) => s.name === editing);
+  const schema = props.schemas.find((s) => s.name === editing);
   return (
-    <Stack>
-      <Title order={3}>Plugins of revision {props.revision.number}</Title>
-      {!editable && (
-        <Text c="dimmed">
-          {props.revision.status === "ACTIVE"
-            ? "A deployed revision is read-only: clone it to change its plugins."
-            : "Changing plugins needs the api.update permission."}
-        </Text>
-      )}
+    <Stack gap="xs">
+      <Title order={4}>{props.title}</Title>
+      {!props.editable && props.readOnlyReason && <Text c="dimmed">{props.readOnlyReason}</Text>}
       {failure && (
         <Alert color="red" role="alert">
           {failure}
         </Alert>
       )}
-      {Object.keys(plugins).length === 0 && <Text>No service-level plugin.</Text>}
+      {Object.keys(plugins).length === 0 && <Text size="sm">No plugin.</Text>}
       {Object.entries(plugins).map(([name, config]) => (
         <Group key={name}>
           <Badge variant="light">{name}</Badge>
           <Text size="sm" ff="monospace">
             {JSON.stringify(config)}
           </Text>
-          {editable && (
+          {props.editable && (
             <>
               <Button
                 size="xs"
@@ -107,12 +99,12 @@ export default function PluginEditor(props: {
           )}
         </Group>
       ))}
-      {editable && schemas.data && (
+      {props.editable && (
         <Select
           label="Add plugin"
           placeholder="Choose a plugin"
           searchable
-          data={schemas.data.items.filter((s) => !(s.name in plugins)).map((s) => s.name)}
+          data={props.schemas.filter((s) => !(s.name in plugins)).map((s) => s.name)}
           value={null}
           onChange={(name) => name && setEditing(name)}
         />
