@@ -126,6 +126,9 @@ class ControlPlaneSync:
                         "nodeId": self.node_id,
                         "environmentId": self.env_id,
                         "configVersion": self.version,
+                        # what discovery found for each discovered upstream: the management
+                        # API shows it per node (.../upstreams/{id}/discovered-nodes)
+                        "discovery": self.gateway.discovered(self.env_id),
                     },
                 )
             await asyncio.sleep(interval)
