@@ -22,6 +22,7 @@ from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch, Sink
 from portico.management.dataplane import service as dataplane_service
 from portico.management.dataplane.notifier import NOTIFIER
+from portico.management.dataplane.schemas import HeartbeatRequest
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.telemetry import service as telemetry_service
 from portico.management.telemetry.schemas import TelemetryBatch
@@ -61,7 +62,8 @@ class SnapshotFeeder:
 
     async def report(self) -> None:
         """A heartbeat for every environment the gateway runs: at once for a version not
-        reported yet, else every ``heartbeat_seconds``."""
+        reported yet, else every ``heartbeat_seconds``; with what its discovery found for each
+        discovered upstream, checked as a standalone node's heartbeat is."""
         running = self.gateway.versions()
         now = time.monotonic()
         due = now - self._last_report >= self.heartbeat_seconds
@@ -73,6 +75,14 @@ class SnapshotFeeder:
                 env = await environments.get(uuid.UUID(env_id))
                 if env is None:  # deleted since: its nodes went with it
                     continue
+                discovered = HeartbeatRequest.model_validate(
+                    {
+                        "nodeId": self.gateway.options.node_id,
+                        "environmentId": env_id,
+                        "configVersion": version,
+                        "discovery": self.gateway.discovered(env_id),
+                    }
+                ).discovery
                 await dataplane_service.heartbeat(
                     session=session,
                     env=env,
@@ -80,6 +90,7 @@ class SnapshotFeeder:
                     config_version=version,
                     address=self.address,
                     clock=self.clock,
+                    discovery=discovered,
                 )
         self._reported = dict(running)
         self._last_report = now

@@ -23,6 +23,7 @@ from portico.management.dataplane.schemas import (
     DataplaneTokenIssued,
     DataplaneTokenList,
     DataplaneTokenRead,
+    DiscoveredNodes,
     HeartbeatRequest,
     NodeList,
     NodeRead,
@@ -33,6 +34,7 @@ from portico.management.environment.models import Environment, EnvironmentConfig
 from portico.management.environment.ports import publish
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.environment.service import EnvironmentNotFound
+from portico.management.upstream.service import UpstreamNotFound
 
 router = APIRouter(tags=["data plane"])
 TOKENS = "/api/orgs/{orgId}/envs/{envId}/dataplane-tokens"
@@ -184,6 +186,7 @@ async def post_heartbeat(body: HeartbeatRequest, request: Request, bearer: NodeB
             config_version=body.config_version,
             address=getattr(request.state, "client_ip", None),
             clock=state.clock,
+            discovery=body.discovery,
         )
     return Response(status_code=204)
 
@@ -214,6 +217,28 @@ async def list_nodes(
             )
             for n in rows
         ],
+    )
+
+
+@router.get(
+    "/api/orgs/{orgId}/envs/{envId}/upstreams/{upstreamId}/discovered-nodes",
+    response_model=DiscoveredNodes,
+    tags=["upstreams"],
+)
+async def list_discovered_nodes(
+    envId: str,
+    upstreamId: str,
+    caller: Annotated[OrgCaller, Depends(require("upstream.read"))],
+    session: SessionDep,
+) -> DiscoveredNodes:
+    """The nodes each data-plane node of the environment sends the upstream's traffic to, as
+    its discovery found them (its last heartbeat): with when it last resolved them and why
+    its last attempt failed, if it did. Empty for an upstream with listed nodes."""
+    return await dataplane_service.discovered_nodes(
+        session=session,
+        caller=caller,
+        env_id=parse_id(envId, EnvironmentNotFound),
+        upstream_id=parse_id(upstreamId, UpstreamNotFound),
     )
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from portico.core.db.base import Base, IdMixin, TimestampMixin
-from portico.core.db.types import UTCDateTime
+from portico.core.db.types import UTCDateTime, json_type
 
 
 class DataplaneToken(IdMixin, TimestampMixin, Base):
@@ -38,5 +39,7 @@ class DataplaneNode(Base):
     node_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     config_version: Mapped[int] = mapped_column(default=0)
     address: Mapped[str | None] = mapped_column(String(64), default=None)
+    #: upstream id → what the node's discovery found for it (``DiscoveryReport``, as JSON)
+    discovery: Mapped[dict[str, Any]] = mapped_column(json_type(), default=dict)
     first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,8 +16,16 @@ from portico.core.tokens import AccessTokenService, hash_opaque_token, new_opaqu
 from portico.management.access import Caller, OrgCaller, org_caller
 from portico.management.dataplane.models import DataplaneNode, DataplaneToken
 from portico.management.dataplane.repository import DataplaneRepository
+from portico.management.dataplane.schemas import (
+    DiscoveredNode,
+    DiscoveredNodes,
+    DiscoveredOnNode,
+    DiscoveryReport,
+    UpstreamDiscovery,
+)
 from portico.management.environment.models import Environment, EnvironmentConfig
 from portico.management.environment.repository import EnvironmentRepository
+from portico.management.upstream import service as upstream_service
 
 TOKEN_PREFIX = "pdp_"  # noqa: S105 - tells a data-plane token from a user's JWT at a glance (and in scanners)
 
@@ -111,6 +121,7 @@ async def heartbeat(
     config_version: int,
     address: str | None,
     clock: Clock,
+    discovery: Mapping[uuid.UUID, DiscoveryReport] | None = None,
 ) -> DataplaneNode:
     now = clock.now()
     node = await DataplaneRepository(session).node(env.id, node_id)
@@ -121,6 +132,10 @@ async def heartbeat(
         session.add(node)
     node.config_version = config_version
     node.address = address
+    node.discovery = {
+        str(upstream_id): report.model_dump(mode="json", by_alias=False)
+        for upstream_id, report in (discovery or {}).items()
+    }
     node.last_seen_at = now
     await session.flush()
     return node
@@ -128,3 +143,38 @@ async def heartbeat(
 
 async def nodes(*, session: AsyncSession, env: Environment) -> list[DataplaneNode]:
     return await DataplaneRepository(session).nodes_of(env.id)
+
+
+async def discovered_nodes(
+    *, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID, upstream_id: uuid.UUID
+) -> DiscoveredNodes:
+    """What each data-plane node of the environment last reported of the upstream's
+    discovery (nodes that run no config holding it report nothing)."""
+    upstream = await upstream_service.get(
+        session=session, caller=caller, env_id=env_id, upstream_id=upstream_id
+    )
+    discovery = upstream.specification.get("discovery")
+    items: list[DiscoveredOnNode] = []
+    for node in await DataplaneRepository(session).nodes_of(upstream.environment_id):
+        report = (node.discovery or {}).get(str(upstream.id))
+        if report is None or discovery is None:
+            continue
+        resolved = report.get("resolved_at")
+        items.append(
+            DiscoveredOnNode(
+                node_id=node.node_id,
+                config_version=node.config_version,
+                last_seen_at=node.last_seen_at,
+                resolved_at=None if resolved is None else datetime.fromtimestamp(resolved, UTC),
+                error=report.get("error"),
+                failures=int(report.get("failures", 0)),
+                nodes=[DiscoveredNode.model_validate(n) for n in report.get("nodes", [])],
+            )
+        )
+    return DiscoveredNodes(
+        upstream_id=upstream.id,
+        discovery=None
+        if discovery is None
+        else UpstreamDiscovery(type=discovery["type"], service_name=discovery["serviceName"]),
+        items=items,
+    )
