@@ -33,6 +33,7 @@ MATRIX: list[tuple[str, str, str]] = [
     ("PUT", "/envs/{envId}/upstreams/{id}", "upstream.manage"),
     ("PATCH", "/envs/{envId}/upstreams/{id}", "upstream.manage"),
     ("DELETE", "/envs/{envId}/upstreams/{id}", "upstream.manage"),
+    ("GET", "/envs/{envId}/upstreams/{id}/discovered-nodes", "upstream.read"),
     ("GET", "/permissions", "role.read"),
     ("GET", "/roles", "role.read"),
     ("POST", "/roles", "role.manage"),

@@ -9,7 +9,6 @@ configuration keeps serving. Heartbeats report the node id and the version it ru
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -65,7 +64,9 @@ class ControlPlaneSync:
         token: str,
         store: SnapshotStore,
         node_id: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        """``transport``: how the control plane is reached (default: the network)."""
         self.gateway = gateway
         self.base = control_plane.rstrip("/")
         self.env_id = env_id
@@ -75,6 +76,7 @@ class ControlPlaneSync:
         self.client = httpx.AsyncClient(
             headers={"Authorization": f"Bearer {token}"},
             timeout=httpx.Timeout(10.0, read=WAIT_SECONDS + 15),
+            transport=transport,
         )
 
     async def start_from_disk(self) -> bool:
@@ -117,20 +119,29 @@ class ControlPlaneSync:
         self.version = int(document["version"])
         self.store.save(response.content)
 
+    async def heartbeat(self) -> None:
+        """Tell the control plane which version this node runs and what its discovery found
+        for each discovered upstream (the management API shows it per node:
+        ``.../upstreams/{upstreamId}/discovered-nodes``)."""
+        response = await self.client.post(
+            f"{self.base}/api/dataplane/v1/heartbeat",
+            json={
+                "nodeId": self.node_id,
+                "environmentId": self.env_id,
+                "configVersion": self.version,
+                "discovery": self.gateway.discovered(self.env_id),
+            },
+        )
+        response.raise_for_status()
+
     async def heartbeat_forever(self, interval: float = 10.0) -> None:
         while True:
-            with contextlib.suppress(httpx.HTTPError):
-                await self.client.post(
-                    f"{self.base}/api/dataplane/v1/heartbeat",
-                    json={
-                        "nodeId": self.node_id,
-                        "environmentId": self.env_id,
-                        "configVersion": self.version,
-                        # what discovery found for each discovered upstream: the management
-                        # API shows it per node (.../upstreams/{id}/discovered-nodes)
-                        "discovery": self.gateway.discovered(self.env_id),
-                    },
-                )
+            try:
+                await self.heartbeat()
+            except httpx.HTTPStatusError as refused:  # a defect, not an outage: say so
+                logger.warning("heartbeat refused: %s", refused.response.text[:500])
+            except httpx.HTTPError:
+                pass  # the control plane is unreachable: the next beat tries again
             await asyncio.sleep(interval)
 
     async def send_telemetry(self, batch: Batch) -> None:

@@ -149,7 +149,7 @@ def srv_nodes(records: Sequence[SrvRecord], addresses: dict[str, list[str]]) -> 
     """The nodes of SRV ``records``, each target's addresses taken from ``addresses``
     (lower-cased target → its addresses): the rules of the module's docstring. An address
     reached through two records is one node: the preferred priority's, weights added."""
-    weighted = {r.priority for r in records if r.weight > 0}
+    weighted = {r.priority for r in records if r.weight > 0 and addresses.get(r.target.lower())}
     found: dict[tuple[str, int], Node] = {}
     for record in records:
         hosts = addresses.get(record.target.lower(), [])
