@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,7 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
+from portico.core.settings import Settings
 from portico.gateway.balancing.nodes import Node
 from portico.gateway.discovery.sources.dns import SrvRecord, srv_nodes
 from portico.gateway.discovery.watch import Bounds
@@ -23,6 +26,7 @@ from portico.gateway.http.server import serve
 from portico.gateway.node_options import GatewayOptions
 from portico.gateway.snapshot import content_hash
 from portico.gateway.status import status_handler
+from portico.runner import gateway_options
 from tests.support.dnsserver import DnsServer, Srv
 from tests.support.waiting import eventually
 
@@ -352,3 +356,26 @@ def test_a_ttl_is_held_within_the_bounds_and_failures_back_off() -> None:
     bounds = Bounds(min_ttl=2, max_ttl=60)
     assert [bounds.hold(ttl) for ttl in (0, 1, 30, 3600, None)] == [2, 2, 30, 60, 60]
     assert [bounds.retry(failures) for failures in (1, 2, 3, 5, 6, 20)] == [2, 4, 8, 32, 60, 60]
+
+
+def test_the_node_settings_reach_the_gateway(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``PORTICO_GATEWAY_RESOLVERS`` and the TTL bounds, as an operator sets them, are what
+    ``portico serve`` and ``portico gateway`` give their gateway; a bad one names itself."""
+    for name, value in {
+        "PORTICO_DATA_DIR": str(tmp_path),
+        "PORTICO_SECRET_KEY": "k" * 48,
+        "PORTICO_GATEWAY_RESOLVERS": '["127.0.0.1:5353", "::1", "[fd00::53]:53"]',
+        "PORTICO_GATEWAY_DISCOVERY_MIN_TTL_SECONDS": "2",
+        "PORTICO_GATEWAY_DISCOVERY_MAX_TTL_SECONDS": "30",
+    }.items():
+        monkeypatch.setenv(name, value)
+    options = gateway_options(Settings(_env_file=None))  # type: ignore[call-arg]
+    assert options.resolvers == ("127.0.0.1:5353", "[::1]:53", "[fd00::53]:53")
+    assert (options.discovery_min_ttl, options.discovery_max_ttl) == (2, 30)
+    assert Gateway(options=options).discovery.bounds == Bounds(2, 30)
+
+    monkeypatch.setenv("PORTICO_GATEWAY_RESOLVERS", '["dns.internal:53"]')
+    with pytest.raises(ValidationError, match=re.escape("RESOLVERS: 'dns.internal:53' must")):
+        Settings(_env_file=None)  # type: ignore[call-arg]
