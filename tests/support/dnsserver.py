@@ -14,7 +14,7 @@ import shutil
 import signal
 import socket
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,10 +100,15 @@ class DnsServer(ServerProcess):
 
     def publish(self, name: str, addresses: Sequence[str]) -> None:
         """``name`` answers ``addresses`` from now on (none: it no longer exists)."""
-        if addresses:
-            self.names[name] = list(addresses)
-        else:
-            self.names.pop(name, None)
+        self.publish_all({name: addresses})
+
+    def publish_all(self, names: Mapping[str, Sequence[str]]) -> None:
+        """Each name answers its addresses from now on (none: it no longer exists)."""
+        for name, addresses in names.items():
+            if addresses:
+                self.names[name] = list(addresses)
+            else:
+                self.names.pop(name, None)
         self._write_hosts()
         if self._proc is not None and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGHUP)  # dnsmasq re-reads --addn-hosts files

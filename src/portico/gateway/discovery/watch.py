@@ -45,7 +45,7 @@ __all__ = [
 log = logging.getLogger("portico.gateway.discovery")
 
 #: resolutions of one gateway in flight at once
-CONCURRENT_RESOLUTIONS: Final = 16
+CONCURRENT_RESOLUTIONS: Final = 8
 #: seconds one resolution may take in all (a source's own timeouts are shorter)
 RESOLVE_TIMEOUT: Final = 15.0
 #: a TTL is stretched by up to this share, to spread upstreams of the same TTL
