@@ -379,3 +379,15 @@ def test_the_node_settings_reach_the_gateway(
     monkeypatch.setenv("PORTICO_GATEWAY_RESOLVERS", '["dns.internal:53"]')
     with pytest.raises(ValidationError, match=re.escape("RESOLVERS: 'dns.internal:53' must")):
         Settings(_env_file=None)  # type: ignore[call-arg]
+
+
+async def test_a_discovery_type_this_gateway_lacks_leaves_only_that_upstream_without_nodes(
+    dns: DnsServer,
+) -> None:
+    """A snapshot from a newer control plane may name a source this gateway does not have:
+    the snapshot still serves, and that upstream's routes answer 503 (no node to try)."""
+    gw = served_gateway(dns.address)
+    async with running(gw) as (client, _):
+        await gw.apply(snapshot({"discovery": {"type": "consul", "serviceName": "orders"}}))
+        assert gw.environments["env"].discovered == {}
+        assert (await client.get("/x")).status_code == 503

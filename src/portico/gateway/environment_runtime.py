@@ -264,7 +264,7 @@ def build_environment(
                 try:
                     watcher = discovery.candidate(upstream.id, spec_discovery)
                 except ValueError as error:  # a source this gateway lacks (a newer control
-                    # plane's): that upstream has no node (502), the rest of the snapshot serves
+                    # plane's): that upstream has no node (503), the rest of the snapshot serves
                     logger.warning("upstream %s cannot be discovered: %s", upstream.name, error)
                     found = ()
                 else:

@@ -278,7 +278,7 @@ class Discovery:
     async def first_answers(self, upstreams: Iterable[DiscoveredUpstream], seconds: float) -> None:
         """Resolve the upstreams not live yet, together, for at most ``seconds``: a
         snapshot goes into service with their nodes when the source answers in time (an
-        upstream still without nodes answers 502 until its watch finds some)."""
+        upstream still without nodes answers 503 until its watch finds some)."""
         fresh = [u for u in upstreams if self._live.get(u.upstream_id) is not u]
         fresh = [u for u in fresh if u.resolutions == 0 and u.failures == 0]
         if not fresh:
