@@ -6,6 +6,8 @@
 #   * libmodsecurity3 and modsecurity-crs (the WAF engine: ModSecurity v3 through ctypes, with
 #     the OWASP Core Rule Set; no compiler or -dev package needed)
 #   * chromium (Debian's browser; the console's browser tests drive it with Playwright)
+#   * dnsmasq (package dnsmasq-base: the binary without the system service), the DNS server
+#     the upstream discovery tests start on a high port (tests/support/dnsserver.py)
 #   * nodejs and npm, only where the machine has none (the console is built with Vite)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
@@ -31,6 +33,7 @@ have_slapd() {
 }
 has_modsecurity() { ldconfig -p 2>/dev/null | grep -q 'libmodsecurity\.so\.3 '; }
 has_crs() { ls /usr/share/modsecurity-crs/rules/*.conf >/dev/null 2>&1; }
+have_dnsmasq() { [[ -x /usr/sbin/dnsmasq ]] || command -v dnsmasq >/dev/null 2>&1; }
 
 missing=()
 pg_bindir >/dev/null || missing+=(postgresql)
@@ -40,6 +43,7 @@ command -v ldapwhoami >/dev/null 2>&1 || missing+=(ldap-utils)
 has_modsecurity || missing+=(libmodsecurity3)
 has_crs || missing+=(modsecurity-crs)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+have_dnsmasq || missing+=(dnsmasq-base)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 actions=()
@@ -75,6 +79,7 @@ if ((${#missing[@]} > 0)); then
     has_modsecurity || still_missing+=(libmodsecurity3)
     has_crs || still_missing+=(modsecurity-crs)
     command -v chromium >/dev/null 2>&1 || still_missing+=(chromium)
+    have_dnsmasq || still_missing+=(dnsmasq-base)
     command -v npm >/dev/null 2>&1 || still_missing+=(nodejs npm)
     if ((${#still_missing[@]} > 0)); then
         tail -n 30 "$apt_log" >&2

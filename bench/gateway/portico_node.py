@@ -1,8 +1,12 @@
 """A Portico gateway process for the wrk benchmark: one environment, ``--routes`` prefix
 routes to one upstream, optionally key-auth + limit-count (``--plugins limit``) or key-auth +
 product-quota (``--plugins quota``: the consumer is an app whose product covers every API)
-on every route, and any plugins given as JSON by ``--attach`` (bench_plugins.py). Serves on
-``--port`` with uvloop until killed. Not a benchmark by itself (bench_gateway.py drives it).
+on every route, and any plugins given as JSON by ``--attach`` (bench_plugins.py). With
+``--discovery NAME`` the upstream has ``discovery: {type: dns, serviceName:
+"NAME:<upstream port>"}`` instead of its node, resolved through ``--resolver`` (the per-request
+cost of a discovered upstream against a static one, measured with callgrind: README,
+Performance). Serves on ``--port`` with uvloop until killed. Not a benchmark by itself
+(bench_gateway.py drives it).
 """
 
 from __future__ import annotations
@@ -27,7 +31,11 @@ LDAP_DN = "cn=bench,ou=users,dc=example,dc=org"
 
 
 def snapshot(
-    routes: int, upstream_port: int, plugins: str, attach: list[dict[str, Any]] | None = None
+    routes: int,
+    upstream_port: int,
+    plugins: str,
+    attach: list[dict[str, Any]] | None = None,
+    discovery: str = "",
 ) -> dict[str, Any]:
     attached: list[dict[str, Any]] = list(attach or [])
     if plugins == "limit":
@@ -74,7 +82,11 @@ def snapshot(
             "up": {
                 "id": "up",
                 "name": "nginx",
-                "specification": {"nodes": [{"host": "127.0.0.1", "port": upstream_port}]},
+                "specification": {
+                    "discovery": {"type": "dns", "serviceName": f"{discovery}:{upstream_port}"}
+                }
+                if discovery
+                else {"nodes": [{"host": "127.0.0.1", "port": upstream_port}]},
             }
         },
         "consumers": [
@@ -127,13 +139,15 @@ async def main(
     attach: list[dict[str, Any]],
     egress_allow: tuple[str, ...],
     status_port: int | None = None,
+    discovery: str = "",
+    resolvers: tuple[str, ...] = (),
 ) -> None:
-    gateway = Gateway(options=GatewayOptions(egress_allow=egress_allow))
+    gateway = Gateway(options=GatewayOptions(egress_allow=egress_allow, resolvers=resolvers))
     # every request folded into the telemetry rollups, as a deployed node does
     telemetry = TelemetryRecorder(_take)
     gateway.observers.append(telemetry.observe)
     telemetry.start()
-    await gateway.apply(snapshot(routes, upstream_port, plugins, attach))
+    await gateway.apply(snapshot(routes, upstream_port, plugins, attach, discovery))
     server = await serve(gateway.handle, "127.0.0.1", port)
     if status_port is not None:  # /metrics: bench_plugins.py reads the loggers' drops there
         await serve(status_handler(gateway), "127.0.0.1", status_port)
@@ -162,6 +176,8 @@ if __name__ == "__main__":
         help="CIDR the plugins may call (their servers run on loopback here); repeatable",
     )
     parser.add_argument("--status-port", type=int, help="serve /metrics and /status there")
+    parser.add_argument("--discovery", default="", help="a DNS name: the upstream is discovered")
+    parser.add_argument("--resolver", action="append", default=[], help="DNS server, host:port")
     args = parser.parse_args()
     use_uvloop()
     attach = json.loads(args.attach)
@@ -175,5 +191,7 @@ if __name__ == "__main__":
             attach,
             allowed,
             args.status_port,
+            args.discovery,
+            tuple(args.resolver),
         )
     )

@@ -25,7 +25,7 @@ from portico.gateway.upstream_health import report as health_report
 from portico.gateway.upstream_health import signature as health_signature
 from portico.management.dataplane import service as dataplane_service
 from portico.management.dataplane.notifier import NOTIFIER
-from portico.management.dataplane.schemas import UpstreamHealthReport
+from portico.management.dataplane.schemas import HeartbeatRequest
 from portico.management.environment.repository import EnvironmentRepository
 from portico.management.telemetry import service as telemetry_service
 from portico.management.telemetry.schemas import TelemetryBatch
@@ -73,7 +73,9 @@ class SnapshotFeeder:
 
     async def report(self) -> None:
         """A heartbeat for every environment the gateway runs: at once for a version or a
-        change of an upstream's health not reported yet, else every ``heartbeat_seconds``."""
+        change of an upstream's health not reported yet, else every ``heartbeat_seconds``;
+        with its upstreams' health and what its discovery found for each discovered
+        upstream, checked as a standalone node's heartbeat is."""
         running = self._state()
         now = time.monotonic()
         due = now - self._last_report >= self.heartbeat_seconds
@@ -86,7 +88,15 @@ class SnapshotFeeder:
                 runtime = self.gateway.environments.get(env_id)
                 if env is None or runtime is None:  # deleted since: its nodes went with it
                     continue
-                health = health_report(checkers_of(runtime))
+                heard = HeartbeatRequest.model_validate(
+                    {
+                        "nodeId": self.gateway.options.node_id,
+                        "environmentId": env_id,
+                        "configVersion": runtime.version,
+                        "upstreamHealth": health_report(checkers_of(runtime)),
+                        "discovery": self.gateway.discovered(env_id),
+                    }
+                )
                 await dataplane_service.heartbeat(
                     session=session,
                     env=env,
@@ -94,7 +104,8 @@ class SnapshotFeeder:
                     config_version=runtime.version,
                     address=self.address,
                     clock=self.clock,
-                    upstream_health=[UpstreamHealthReport.model_validate(h) for h in health],
+                    upstream_health=heard.upstream_health,
+                    discovery=heard.discovery,
                 )
         self._reported = running
         self._last_report = now

@@ -73,6 +73,9 @@ def gateway_options(settings: Settings) -> GatewayOptions:
         trusted_proxies=tuple(settings.gateway_trusted_proxies),
         cache_dir=settings.data_dir / "cache",
         quota_redis_url=settings.redis_url,
+        resolvers=tuple(settings.gateway_resolvers),
+        discovery_min_ttl=settings.gateway_discovery_min_ttl_seconds,
+        discovery_max_ttl=settings.gateway_discovery_max_ttl_seconds,
     )
 
 

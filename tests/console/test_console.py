@@ -358,6 +358,54 @@ def test_add_service_needs_api_create(page: Page, console: Console) -> None:
     expect(page.get_by_role("table", name="APIs").get_by_role("row")).to_have_count(2)
 
 
+def test_the_add_upstream_wizard_with_service_discovery(page: Page, console: Console) -> None:
+    """With Service discovery on, Targets asks for the discovery type and the service name
+    instead of nodes (Next waits for the name); a name DNS cannot resolve is refused at that
+    field; the upstream is created with ``discovery`` and listed with its service name."""
+    with console.management() as cp:
+        env = cp.post("/envs", json={"name": "edge", "gatewayHosts": ["edge.example.com"]})
+        assert env.status_code == 201, env.text
+
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("link", name="Upstreams").click()
+    page.get_by_role("button", name="Add Upstream").click()
+    wizard = page.get_by_role("dialog", name="Add Upstream")
+    next_step = wizard.get_by_role("button", name="Next")
+    wizard.get_by_label("Name").fill("orders-dns")
+    wizard.get_by_label("Environment").click()
+    page.get_by_role("option", name="edge").click()
+    next_step.click()
+
+    wizard.get_by_label("Service discovery").check()
+    expect(wizard.get_by_label("Host")).to_have_count(0)  # nodes come from discovery
+    expect(wizard.get_by_role("combobox", name="Discovery type")).to_have_value(
+        "DNS (A/AAAA or SRV records)"
+    )
+    expect(next_step).to_be_disabled()  # no service name yet
+    service = wizard.get_by_role("textbox", name="Service name")
+    service.fill("orders.internal")  # no port: the API refuses it, at this field
+    next_step.click()
+    wizard.get_by_role("button", name="Create upstream").click()
+    wizard.get_by_role("button", name="Back").click()
+    expect(service).to_have_attribute("aria-invalid", "true")
+    expect(wizard).to_contain_text("an A/AAAA name needs the port of its nodes")
+    service.fill("orders.internal:8080")
+    next_step.click()
+    wizard.get_by_role("button", name="Create upstream").click()
+
+    row = (
+        page.get_by_role("table", name="Upstreams").get_by_role("row").filter(has_text="orders-dns")
+    )
+    expect(row).to_contain_text("dns: orders.internal:8080")
+    with console.management() as cp:
+        [stored] = cp.get(f"/envs/{env.json()['id']}/upstreams").json()["items"]
+    assert stored["specification"]["nodes"] is None
+    assert stored["specification"]["discovery"] == {
+        "type": "dns",
+        "serviceName": "orders.internal:8080",
+    }
+
+
 def test_revisions_compare_and_deploy_with_the_conflict_explained(
     page: Page, console: Console, echo: int
 ) -> None:

@@ -34,6 +34,7 @@ MATRIX: list[tuple[str, str, str]] = [
     ("PATCH", "/envs/{envId}/upstreams/{id}", "upstream.manage"),
     ("DELETE", "/envs/{envId}/upstreams/{id}", "upstream.manage"),
     ("GET", "/envs/{envId}/upstreams/{id}/health", "upstream.read"),
+    ("GET", "/envs/{envId}/upstreams/{id}/discovered-nodes", "upstream.read"),
     ("GET", "/permissions", "role.read"),
     ("GET", "/roles", "role.read"),
     ("POST", "/roles", "role.manage"),

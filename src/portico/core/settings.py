@@ -7,6 +7,7 @@ a placeholder secret (one of the values people paste from examples) is refused a
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from functools import cached_property
@@ -163,6 +164,26 @@ class Settings(BaseSettings):
         "they were compacted; older ones keep their compaction, or are read uncompacted.",
     )
     gateway_node_id: str = Field("", description="This gateway node's id; empty: generated.")
+    gateway_resolvers: list[str] = Field(
+        default_factory=list,
+        description="DNS servers (JSON list of 'host:port', host an IP address, IPv6 in "
+        "brackets) that resolve upstreams with DNS discovery; empty: the system's "
+        "(/etc/resolv.conf).",
+    )
+    gateway_discovery_min_ttl_seconds: float = Field(
+        1.0,
+        gt=0,
+        le=3600,
+        description="A discovered answer is used at least this long, whatever its TTL says "
+        "(and failed attempts are retried after it, then twice, four times... as long).",
+    )
+    gateway_discovery_max_ttl_seconds: float = Field(
+        300.0,
+        gt=0,
+        le=86400,
+        description="A discovered answer is used at most this long: the name is resolved "
+        "again by then even when its TTL is longer.",
+    )
     marketplace_modules: list[str] | None = Field(
         None,
         description="Marketplace modules to install (JSON list); unset: all of them.",
@@ -203,6 +224,20 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute_data_dir(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @field_validator("gateway_resolvers")
+    @classmethod
+    def _resolver_addresses(cls, values: list[str]) -> list[str]:
+        return [resolver_address(value) for value in values]
+
+    @model_validator(mode="after")
+    def _discovery_bounds(self) -> Settings:
+        if self.gateway_discovery_min_ttl_seconds > self.gateway_discovery_max_ttl_seconds:
+            raise ValueError(
+                "PORTICO_GATEWAY_DISCOVERY_MIN_TTL_SECONDS must not exceed "
+                "PORTICO_GATEWAY_DISCOVERY_MAX_TTL_SECONDS"
+            )
+        return self
 
     @model_validator(mode="after")
     def _refuse_placeholder_secrets(self) -> Settings:
@@ -256,6 +291,30 @@ def load_or_create_secret(data_dir: Path) -> str:
     with os.fdopen(fd, "w") as handle:
         handle.write(value + "\n")
     return value
+
+
+def resolver_address(value: str) -> str:
+    """A DNS server of ``PORTICO_GATEWAY_RESOLVERS`` as ``ip:port`` (``[ipv6]:port``), the
+    port 53 when none is given; ``ValueError`` naming the setting otherwise."""
+    text = value.strip()
+    host, port = text, "53"
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        if rest:
+            port = rest.removeprefix(":") if rest.startswith(":") else ""
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    try:
+        address = ipaddress.ip_address(host)
+        number = int(port)
+    except ValueError:
+        address, number = None, 0
+    if address is None or not 1 <= number <= 65535 or not port.isdigit():
+        raise ValueError(
+            f"PORTICO_GATEWAY_RESOLVERS: {value!r} must be an IP address and a port, "
+            "e.g. '127.0.0.1:53' or '[::1]:53'"
+        )
+    return f"[{address}]:{number}" if address.version == 6 else f"{address}:{number}"
 
 
 def split_host_port(listen: str) -> tuple[str, int]:

@@ -1,6 +1,13 @@
 """An environment's snapshot turned into what serves requests: router, plugin chains,
 balancers. Built off the hot path, whole or not at all; the gateway swaps the reference in
 one assignment, so in-flight requests finish on the configuration they started with.
+
+An upstream with ``discovery`` is built with the nodes its watcher last found
+(``gateway/discovery/watch.py``); each later change of them comes to
+:meth:`UpstreamRuntime.use_nodes`, which swaps in a balancer over the new nodes (one
+assignment: a request reads ``upstream.balancer`` once per pick, exactly as for a static
+upstream) and tells the health checker, so nodes that stayed keep their health and their
+balancing figures.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from portico.gateway.balancing.balancer import Balancer
+from portico.gateway.balancing.nodes import Node
 from portico.gateway.context import (
     BasePluginRuntime,
     PluginRuntime,
@@ -20,6 +28,7 @@ from portico.gateway.context import (
     ResponsePhase,
     phase_plugins,
 )
+from portico.gateway.discovery.watch import DiscoveredUpstream, Discovery
 from portico.gateway.health.checker import HealthChecker
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
@@ -54,6 +63,8 @@ class UpstreamRuntime:
     retries: int = 0
     host_mode: str = "pass"  # passHost: pass | rewrite | node
     fixed_host: str | None = None  # the Host header for rewrite and node
+    #: discovery: the nodes the balancer was built with (empty for listed nodes)
+    discovered: tuple[Node, ...] = ()
 
     @property
     def specification(self) -> Mapping[str, Any]:
@@ -61,11 +72,18 @@ class UpstreamRuntime:
 
     @classmethod
     def build(
-        cls, upstream: SnapshotUpstream, balancer: Balancer, health: HealthChecker
+        cls,
+        upstream: SnapshotUpstream,
+        balancer: Balancer,
+        health: HealthChecker,
+        discovered: tuple[Node, ...] | None = None,
     ) -> UpstreamRuntime:
+        """``discovered``: the nodes of an upstream with discovery, found so far."""
         spec = upstream.specification
         timeout = spec.get("timeout") or {}
         nodes = spec.get("nodes") or []
+        if discovered is not None:
+            nodes = [{"host": n.host, "port": n.port} for n in discovered]
         retries = spec.get("retries")
         mode = str(spec.get("passHost", "pass"))
         fixed: str | None = None
@@ -87,7 +105,21 @@ class UpstreamRuntime:
             retries=max(0, len(nodes) - 1) if retries is None else int(retries),
             host_mode=mode,
             fixed_host=fixed,
+            discovered=discovered or (),
         )
+
+    def use_nodes(self, nodes: tuple[Node, ...]) -> None:
+        """Discovery found these nodes: balance over them from the next pick on (figures of
+        the nodes that stayed carried over), and have the health checker probe them (those
+        that stayed keep their state)."""
+        spec = self.upstream.specification
+        self.balancer = Balancer.build(spec, self.health, nodes=nodes, previous=self.balancer)
+        self.health.set_nodes(nodes)
+        if spec.get("retries") is None:
+            self.retries = max(0, len(nodes) - 1)
+        if self.host_mode == "node":
+            self.fixed_host = f"{nodes[0].host}:{nodes[0].port}" if nodes else None
+        self.discovered = nodes
 
 
 @dataclass
@@ -116,6 +148,8 @@ class EnvironmentRuntime:
     upstreams: dict[str, UpstreamRuntime]
     services: RuntimeServices
     consumer_chains: dict[str, Chain]
+    #: upstream id → the watcher of each upstream with discovery
+    discovered: dict[str, DiscoveredUpstream] = field(default_factory=dict)
 
     @property
     def version(self) -> int:
@@ -130,15 +164,18 @@ class HealthRegistry:
         self._checkers: dict[str, HealthChecker] = {}
         self._replaced: list[HealthChecker] = []
 
-    def checker(self, upstream: SnapshotUpstream) -> tuple[HealthChecker, bool]:
-        """The upstream's checker, kept while its checks and node addresses are unchanged
-        (a new weight or balancing type does not throw away what it learnt)."""
+    def checker(
+        self, upstream: SnapshotUpstream, nodes: tuple[Node, ...] | None = None
+    ) -> tuple[HealthChecker, bool]:
+        """The upstream's checker, kept while its checks and node addresses (or its
+        discovery) are unchanged (a new weight or balancing type does not throw away what it
+        learnt). ``nodes``: a new checker's, for an upstream with discovery."""
         known = self._checkers.get(upstream.id)
         if known is not None and known.matches(upstream.specification):
             return known, False
         if known is not None:
             self._replaced.append(known)  # stopped by the next retire()
-        checker = HealthChecker(upstream.id, upstream.specification)
+        checker = HealthChecker(upstream.id, upstream.specification, nodes=nodes)
         self._checkers[upstream.id] = checker
         return checker, True
 
@@ -204,22 +241,40 @@ def build_environment(
     *,
     services: Callable[[str, ConsumerIndex], RuntimeServices],
     health: HealthRegistry,
+    discovery: Discovery | None = None,
 ) -> tuple[EnvironmentRuntime, list[HealthChecker]]:
     """A runtime for ``document``, or :class:`SnapshotRefused`. ``services`` makes what the
     plugin runtimes of one environment share. Returns the health checkers that are new (the
-    caller starts them once the runtime is in service)."""
+    caller starts them once the runtime is in service). Upstreams with discovery get the
+    nodes ``discovery`` knows for them; their watchers are in ``runtime.discovered`` (the
+    caller attaches them to their upstreams and commits them once in service)."""
     try:
         snapshot = EnvironmentSnapshot.model_validate(document)
         consumers = ConsumerIndex.build(snapshot.consumers, snapshot.products)
         shared = services(snapshot.environment_id, consumers)
         fresh: list[HealthChecker] = []
         upstreams: dict[str, UpstreamRuntime] = {}
+        discovered: dict[str, DiscoveredUpstream] = {}
         for upstream_id, upstream in snapshot.upstreams.items():
-            checker, new = health.checker(upstream)
+            found: tuple[Node, ...] | None = None
+            spec_discovery = upstream.specification.get("discovery")
+            if spec_discovery and not upstream.specification.get("nodes"):
+                if discovery is None:
+                    raise SnapshotRefused(f"upstream {upstream.name} needs discovery")
+                try:
+                    watcher = discovery.candidate(upstream.id, spec_discovery)
+                except ValueError as error:  # a source this gateway lacks (a newer control
+                    # plane's): that upstream has no node (503), the rest of the snapshot serves
+                    logger.warning("upstream %s cannot be discovered: %s", upstream.name, error)
+                    found = ()
+                else:
+                    discovered[upstream_id] = watcher
+                    found = watcher.nodes
+            checker, new = health.checker(upstream, found)
             if new:
                 fresh.append(checker)
-            balancer = Balancer.build(upstream.specification, checker)
-            upstreams[upstream_id] = UpstreamRuntime.build(upstream, balancer, checker)
+            balancer = Balancer.build(upstream.specification, checker, nodes=found)
+            upstreams[upstream_id] = UpstreamRuntime.build(upstream, balancer, checker, found)
         routes: dict[str, RouteRuntime] = {}
         for route in snapshot.routes:
             chain, unsupported = build_chain(route.plugins, shared)
@@ -242,5 +297,7 @@ def build_environment(
         raise
     except Exception as error:  # any defect makes the whole snapshot unusable
         raise SnapshotRefused(f"{type(error).__name__}: {error}") from error
-    runtime = EnvironmentRuntime(snapshot, router, routes, upstreams, shared, consumer_chains)
+    runtime = EnvironmentRuntime(
+        snapshot, router, routes, upstreams, shared, consumer_chains, discovered
+    )
     return runtime, fresh

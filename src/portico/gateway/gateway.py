@@ -63,6 +63,8 @@ if TYPE_CHECKING:
 
 logger: Final = logging.getLogger("portico.gateway")
 
+#: how long a snapshot waits for the first answers of its new discovered upstreams (seconds)
+FIRST_ANSWERS_SECONDS: Final = 2.0
 #: (a Final alias: see CONVENTIONS.md "Compiled modules")
 _clock: Final = time.perf_counter
 _REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -88,6 +90,8 @@ class Gateway:
         self.options = options or GatewayOptions()
         self.counters = LocalCounters()
         self.health = HealthRegistry()
+        #: upstreams with discovery, resolved off the request path
+        self.discovery = self.options.discovery()
         self.resources = SharedResources()
         self.secrets = secret_box(self.options.secret_keys) if self.options.secret_keys else None
         self.egress = self.options.egress()
@@ -99,7 +103,7 @@ class Gateway:
         self.observers: list[Callable[[EnvironmentRuntime, RequestContext], None]] = []
         #: the process's Prometheus registry, served at /metrics on the status listener
         self.metrics = GatewayMetrics()
-        self.metrics.watch(lambda: self.environments, self.health.live)
+        self.metrics.watch(lambda: self.environments, self.health.live, self.discovery.live)
 
     @property
     def ready(self) -> bool:
@@ -129,13 +133,22 @@ class Gateway:
         previous one serving."""
         env_id = str(document.get("environment_id", "")) if isinstance(document, Mapping) else ""
         try:
-            runtime, fresh = build_environment(document, services=self.services, health=self.health)
+            runtime, fresh = build_environment(
+                document, services=self.services, health=self.health, discovery=self.discovery
+            )
         except SnapshotRefused:
             self.resources.abandon(env_id)
             raise
+        watchers = runtime.discovered
+        if watchers:  # new discovered upstreams go into service with nodes when DNS answers
+            await self.discovery.first_answers(watchers.values(), FIRST_ANSWERS_SECONDS)
+            for upstream_id, watcher in watchers.items():
+                upstream = runtime.upstreams[upstream_id]
+                watcher.attach(upstream, upstream.discovered)
         environments = {**self.environments, runtime.snapshot.environment_id: runtime}
         hosts = HostTable.build(environments)
         self.environments, self.hosts = environments, hosts  # the swap
+        self.discovery.commit(watchers.values())
         self.resources.commit(runtime.snapshot.environment_id)
         for checker in fresh:
             await checker.start()
@@ -156,9 +169,20 @@ class Gateway:
     async def _retire(self) -> None:
         used = {u for env in self.environments.values() for u in env.upstreams}
         await self.health.retire(used)
+        discovered = {u for env in self.environments.values() for u in env.discovered}
+        await self.discovery.retire(discovered)
         await self.resources.collect()
 
+    def discovered(self, env_id: str) -> dict[str, dict[str, Any]]:
+        """The nodes discovery found for each discovered upstream of environment ``env_id``
+        (what the node's heartbeat reports), by upstream id."""
+        runtime = self.environments.get(env_id)
+        if runtime is None:
+            return {}
+        return {upstream_id: w.report() for upstream_id, w in runtime.discovered.items()}
+
     async def close(self) -> None:
+        await self.discovery.aclose()
         await self.health.retire(set())
         await self.resources.aclose()
         await self.pool.close()

@@ -8,6 +8,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portico.gateway.discovery.base import DiscoveryContext
+from portico.gateway.discovery.watch import Bounds, Discovery
 from portico.gateway.egress import EgressGuard, Network
 
 
@@ -26,9 +28,20 @@ class GatewayOptions:
     #: Redis where product-quota counts, shared by every node of an environment (so that N
     #: nodes together admit exactly a product's limit); empty: each node counts alone
     quota_redis_url: str = ""
+    #: DNS servers (``host:port``) that resolve upstreams with discovery; empty: the system's
+    resolvers: tuple[str, ...] = ()
+    #: a discovered answer is used for its TTL held within these bounds (seconds)
+    discovery_min_ttl: float = 1.0
+    discovery_max_ttl: float = 300.0
 
     def egress(self) -> EgressGuard:
         return EgressGuard.allowing(self.egress_allow)
+
+    def discovery(self) -> Discovery:
+        return Discovery(
+            DiscoveryContext(resolvers=self.resolvers),
+            Bounds(self.discovery_min_ttl, self.discovery_max_ttl),
+        )
 
     def trusted_networks(self) -> tuple[Network, ...]:
         return tuple(ipaddress.ip_network(c, strict=False) for c in self.trusted_proxies)

@@ -1,7 +1,7 @@
 """The gateway's status listener (``PORTICO_METRICS_LISTEN``): ``/ready`` is 503 until a first
-configuration is loaded, ``/status`` lists the environments with their config versions and
-the health of every upstream node, ``/metrics`` the gateway's Prometheus registry (text
-format 0.0.4)."""
+configuration is loaded, ``/status`` lists the environments with their config versions, the
+health of every upstream node and what discovery found for each discovered upstream,
+``/metrics`` the gateway's Prometheus registry (text format 0.0.4)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ def status_handler(gateway: Gateway) -> Handler:
                 "upstreams": {
                     upstream_id: checker.snapshot()
                     for upstream_id, checker in gateway.health.live().items()
+                },
+                "discovery": {
+                    upstream_id: upstream.describe()
+                    for upstream_id, upstream in gateway.discovery.live().items()
                 },
             }
             responder.send(200, JSON, json.dumps(body, default=str).encode())

@@ -68,7 +68,9 @@ class ControlPlaneSync:
         token: str,
         store: SnapshotStore,
         node_id: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        """``transport``: how the control plane is reached (default: the network)."""
         self.gateway = gateway
         self.base = control_plane.rstrip("/")
         self.env_id = env_id
@@ -78,6 +80,7 @@ class ControlPlaneSync:
         self.client = httpx.AsyncClient(
             headers={"Authorization": f"Bearer {token}"},
             timeout=httpx.Timeout(10.0, read=WAIT_SECONDS + 15),
+            transport=transport,
         )
 
     async def start_from_disk(self) -> bool:
@@ -125,7 +128,11 @@ class ControlPlaneSync:
         checkers = checkers_of(self.gateway.environments.get(self.env_id))
         return (self.version, health_signature(checkers))
 
-    async def send_heartbeat(self) -> None:
+    async def heartbeat(self) -> None:
+        """Tell the control plane which version this node runs, its upstreams' health as its
+        checkers see it, and what its discovery found for each discovered upstream (the
+        management API shows both per node: ``.../upstreams/{upstreamId}/health`` and
+        ``.../discovered-nodes``)."""
         runtime = self.gateway.environments.get(self.env_id)
         response = await self.client.post(
             f"{self.base}/api/dataplane/v1/heartbeat",
@@ -134,6 +141,7 @@ class ControlPlaneSync:
                 "environmentId": self.env_id,
                 "configVersion": self.version,
                 "upstreamHealth": health_report(checkers_of(runtime)),
+                "discovery": self.gateway.discovered(self.env_id),
             },
         )
         response.raise_for_status()
@@ -149,9 +157,11 @@ class ControlPlaneSync:
             if state != sent or loop.time() - last >= interval:
                 last, sent = loop.time(), state  # a failure is retried at the next interval
                 try:
-                    await self.send_heartbeat()
+                    await self.heartbeat()
+                except httpx.HTTPStatusError as refused:  # a defect, not an outage: say so
+                    logger.warning("heartbeat refused: %s", refused.response.text[:500])
                 except httpx.HTTPError as error:
-                    logger.warning("heartbeat failed (%s); retrying", error)
+                    logger.warning("heartbeat failed (%s); retrying", type(error).__name__)
             await asyncio.sleep(check)
 
     async def send_telemetry(self, batch: Batch) -> None:

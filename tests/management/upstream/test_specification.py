@@ -429,7 +429,7 @@ def test_nodes_or_discovery_is_required() -> None:
 
 
 def test_nodes_and_discovery_are_mutually_exclusive() -> None:
-    document = {**MINIMAL, "discovery": {"type": "dns", "serviceName": "backend.svc"}}
+    document = {**MINIMAL, "discovery": {"type": "dns", "serviceName": "backend.svc:8080"}}
     assert errors_of(document) == [
         {
             "pointer": "/discovery",
@@ -566,16 +566,44 @@ BAD_HOST_PORTS = [
 
 
 @pytest.mark.parametrize(("given_host", "stored"), GOOD_HOST_PORTS)
-@pytest.mark.parametrize("where", ["upstreamHost", "serviceName"])
-def test_good_host_and_port(given_host: str, stored: str, where: str) -> None:
-    if where == "upstreamHost":
-        document = {**MINIMAL, "passHost": "rewrite", "upstreamHost": given_host}
-        assert UpstreamSpecification.model_validate(document).upstreamHost == stored
-    else:
-        document = {"discovery": {"type": "dns", "serviceName": given_host}}
-        model = UpstreamSpecification.model_validate(document)
-        assert model.discovery is not None
-        assert model.discovery.serviceName == stored
+def test_good_host_and_port(given_host: str, stored: str) -> None:
+    document = {**MINIMAL, "passHost": "rewrite", "upstreamHost": given_host}
+    assert UpstreamSpecification.model_validate(document).upstreamHost == stored
+
+
+GOOD_SERVICE_NAMES = [
+    "api.example.com:8443",
+    "backend:1",
+    "backend:65535",
+    "orders.internal.:80",  # fully qualified
+    "_http._tcp.orders.internal",  # SRV: the records give the ports
+    "_grpc._tcp.orders.svc.cluster.local.",
+]
+BAD_SERVICE_NAMES = [
+    ("orders.internal", "an A/AAAA name needs the port of its nodes ('name:port')"),
+    ("10.0.0.1:53", "must be a DNS name, not an IP address (list addresses under nodes"),
+    ("[::1]:53", "must be a DNS name, not an IP address"),
+    ("_http._tcp.orders.internal:80", "an SRV name takes its ports from its records"),
+    ("_http.orders.internal", "must be a DNS name"),  # one service label: no SRV name
+    ("orders..internal:80", "must be a DNS name; e.g. 'orders.internal:8080'"),
+    ("orders_1.internal:80", "must be a DNS name"),
+    ("orders.internal:0", "must end with a port from 1 to 65535 after ':'"),
+]
+
+
+@pytest.mark.parametrize("name", GOOD_SERVICE_NAMES)
+def test_dns_service_names_are_names_with_a_port_or_srv_names(name: str) -> None:
+    document = {"discovery": {"type": "dns", "serviceName": name}}
+    model = UpstreamSpecification.model_validate(document)
+    assert model.discovery is not None
+    assert model.discovery.serviceName == name
+
+
+@pytest.mark.parametrize(("name", "detail"), BAD_SERVICE_NAMES)
+def test_a_service_name_dns_cannot_resolve_is_refused_at_the_field(name: str, detail: str) -> None:
+    [problem] = errors_of({"discovery": {"type": "dns", "serviceName": name}})
+    assert problem["pointer"] == "/discovery/serviceName"
+    assert problem["detail"].startswith(f"$.discovery.serviceName: {detail}")
 
 
 @pytest.mark.parametrize("bad", BAD_HOST_PORTS)

@@ -5,7 +5,8 @@ listener in text format 0.0.4.
 Request series are fed by the metrics-export plugin (only requests it is attached to are
 counted, as with APISIX's prometheus plugin); the gateway's own state is read at scrape time
 whatever the plugins: the config version of each environment, the health of every upstream
-node, and log entries the loggers dropped.
+node, the nodes discovery found for each discovered upstream (with when it last answered and
+how many attempts in a row failed since), and log entries the loggers dropped.
 
 Label cardinality stays bounded: routes and APIs by id (or name, with ``prefer_name``),
 consumers by name, the upstream node by address — never a raw path or a client address.
@@ -23,6 +24,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
+    from portico.gateway.discovery.watch import DiscoveredUpstream
     from portico.gateway.health.checker import HealthChecker
     from portico.gateway.snapshot import EnvironmentSnapshot
 
@@ -67,11 +69,12 @@ class _GatewayState(Collector):
     def __init__(self) -> None:
         self.environments: Callable[[], Mapping[str, ServedEnvironment]] = dict
         self.health: Callable[[], Mapping[str, HealthChecker]] = dict
+        self.discovery: Callable[[], Mapping[str, DiscoveredUpstream]] = dict
 
     def describe(self) -> Iterator[Metric]:
         yield from self._families()
 
-    def _families(self) -> tuple[GaugeMetricFamily, GaugeMetricFamily, GaugeMetricFamily]:
+    def _families(self) -> tuple[GaugeMetricFamily, ...]:
         return (
             GaugeMetricFamily(
                 "portico_config_version",
@@ -88,10 +91,27 @@ class _GatewayState(Collector):
                 "1 while the upstream node is healthy, 0 while it is not.",
                 labels=["upstream", "node"],
             ),
+            GaugeMetricFamily(
+                "portico_upstream_discovered_node",
+                "Nodes discovery found for an upstream (1 per node), with their weight and "
+                "priority (an SRV record's priority, negated).",
+                labels=["upstream", "service", "node", "weight", "priority"],
+            ),
+            GaugeMetricFamily(
+                "portico_upstream_discovery_resolved_timestamp_seconds",
+                "When the upstream's discovery last answered with nodes (epoch seconds).",
+                labels=["upstream", "service"],
+            ),
+            GaugeMetricFamily(
+                "portico_upstream_discovery_failures",
+                "Attempts in a row that gave no node (failed or empty): the last good nodes "
+                "keep serving meanwhile.",
+                labels=["upstream", "service"],
+            ),
         )
 
     def collect(self) -> Iterator[Metric]:
-        version, info, healthy = self._families()
+        version, info, healthy, discovered, resolved, failures = self._families()
         for env_id, runtime in self.environments().items():
             version.add_metric([env_id], runtime.version)
             info.add_metric([env_id, runtime.snapshot.environment_name], 1)
@@ -99,7 +119,15 @@ class _GatewayState(Collector):
             for node in checker.snapshot()["nodes"]:
                 address = f"{node['host']}:{node['port']}"
                 healthy.add_metric([upstream_id, address], 1 if node["healthy"] else 0)
-        yield from (version, info, healthy)
+        for upstream_id, upstream in self.discovery().items():
+            service = f"{upstream.kind}:{upstream.service_name}"
+            for found in upstream.nodes:
+                labels = [upstream_id, service, found.address, str(found.weight)]
+                discovered.add_metric([*labels, str(found.priority)], 1)
+            if upstream.resolved_at is not None:
+                resolved.add_metric([upstream_id, service], upstream.resolved_at)
+            failures.add_metric([upstream_id, service], upstream.failures)
+        yield from (version, info, healthy, discovered, resolved, failures)
 
 
 class GatewayMetrics:
@@ -143,10 +171,12 @@ class GatewayMetrics:
         self,
         environments: Callable[[], Mapping[str, ServedEnvironment]],
         health: Callable[[], Mapping[str, HealthChecker]],
+        discovery: Callable[[], Mapping[str, DiscoveredUpstream]] = dict,
     ) -> None:
         """Where the gateway-state gauges are read from at scrape time."""
         self._state.environments = environments
         self._state.health = health
+        self._state.discovery = discovery
 
     def series(self, key: SeriesKey) -> Series:
         found = self._series.get(key)

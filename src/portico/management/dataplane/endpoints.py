@@ -23,6 +23,7 @@ from portico.management.dataplane.schemas import (
     DataplaneTokenIssued,
     DataplaneTokenList,
     DataplaneTokenRead,
+    DiscoveredNodes,
     HeartbeatRequest,
     NodeList,
     NodeRead,
@@ -188,6 +189,7 @@ async def post_heartbeat(body: HeartbeatRequest, request: Request, bearer: NodeB
             address=getattr(request.state, "client_ip", None),
             clock=state.clock,
             upstream_health=body.upstream_health,
+            discovery=body.discovery,
         )
     return Response(status_code=204)
 
@@ -241,6 +243,28 @@ async def get_upstream_health(
         upstream_id=parse_id(upstreamId, UpstreamNotFound),
     )
     return await dataplane_service.upstream_health(session=session, upstream=upstream)
+
+
+@router.get(
+    "/api/orgs/{orgId}/envs/{envId}/upstreams/{upstreamId}/discovered-nodes",
+    response_model=DiscoveredNodes,
+    tags=["upstreams"],
+)
+async def list_discovered_nodes(
+    envId: str,
+    upstreamId: str,
+    caller: Annotated[OrgCaller, Depends(require("upstream.read"))],
+    session: SessionDep,
+) -> DiscoveredNodes:
+    """The nodes each data-plane node of the environment sends the upstream's traffic to, as
+    its discovery found them (its last heartbeat): with when it last resolved them and why
+    its last attempt failed, if it did. Empty for an upstream with listed nodes."""
+    return await dataplane_service.discovered_nodes(
+        session=session,
+        caller=caller,
+        env_id=parse_id(envId, EnvironmentNotFound),
+        upstream_id=parse_id(upstreamId, UpstreamNotFound),
+    )
 
 
 _RENDERED: OrderedDict[tuple[str, int], bytes] = OrderedDict()

@@ -39,6 +39,8 @@ class DataplaneNode(Base):
     node_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     config_version: Mapped[int] = mapped_column(default=0)
     address: Mapped[str | None] = mapped_column(String(64), default=None)
+    #: upstream id → what the node's discovery found for it (``DiscoveryReport``, as JSON)
+    discovery: Mapped[dict[str, Any]] = mapped_column(json_type(), default=dict)
     first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime())
     #: the heartbeat's ``upstreamHealth`` as last sent (snake_case keys); None: not reported

@@ -82,6 +82,35 @@ class UpstreamHealthReport(WriteSchema):
     ] = Field(description=f"The upstream's nodes, at most {MAX_REPORTED_TARGETS}.")
 
 
+#: discovered upstreams one heartbeat may report, and nodes per upstream (an upstream's bound)
+MAX_DISCOVERED_UPSTREAMS = 5000
+MAX_REPORTED_NODES = 1000
+
+
+class DiscoveredNodeReport(WriteSchema):
+    host: str = Field(min_length=1, max_length=253, description="The node's IP address.")
+    port: int = Field(ge=1, le=65535)
+    weight: int = Field(ge=0, le=100_000_000)
+    priority: int = Field(ge=-100_000_000, le=100_000_000)
+
+
+class DiscoveryReport(WriteSchema):
+    """What a gateway node's discovery found for one upstream."""
+
+    type: str = Field(min_length=1, max_length=64, description="The upstream's discovery type.")
+    service_name: str = Field(min_length=1, max_length=261)
+    nodes: list[DiscoveredNodeReport] = Field(
+        max_length=MAX_REPORTED_NODES, description="The last good answer (empty: none yet)."
+    )
+    resolved_at: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="Epoch seconds of the last good answer."
+    )
+    error: str | None = Field(
+        None, max_length=500, description="Why the last attempt gave no node; null after one did."
+    )
+    failures: int = Field(0, ge=0, description="Attempts in a row that gave no node.")
+
+
 class HeartbeatRequest(WriteSchema):
     node_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
     environment_id: Annotated[uuid.UUID, Field(strict=False)]
@@ -97,6 +126,12 @@ class HeartbeatRequest(WriteSchema):
         description="The health of each upstream the node runs in the environment (at most "
         f"{MAX_REPORTED_UPSTREAMS}), as its checkers see it now; absent from nodes that do "
         "not report it.",
+    )
+    discovery: dict[Annotated[uuid.UUID, Field(strict=False)], DiscoveryReport] = Field(
+        default_factory=dict,
+        max_length=MAX_DISCOVERED_UPSTREAMS,
+        description="Upstream id → the nodes the node's discovery found for it, for each "
+        "upstream with discovery in the config it runs.",
     )
 
 
@@ -153,4 +188,40 @@ class UpstreamHealthRead(ReadSchema):
     passive: bool = Field(description="Whether the upstream has passive checks configured.")
     items: list[NodeUpstreamHealthRead] = Field(
         description="Every data-plane node of the environment, by node id."
+    )
+
+
+class DiscoveredNode(ReadSchema):
+    host: str
+    port: int
+    weight: int
+    priority: int = Field(
+        description="The balancer prefers the highest (an SRV record's priority, negated)."
+    )
+
+
+class DiscoveredOnNode(ReadSchema):
+    """One data-plane node's view of a discovered upstream, as its last heartbeat said."""
+
+    node_id: str = Field(description="The gateway node (``GET .../envs/{envId}/nodes``).")
+    config_version: int
+    last_seen_at: datetime = Field(description="The node's last heartbeat.")
+    resolved_at: datetime | None = Field(description="When its discovery last answered with nodes.")
+    error: str | None = Field(description="Why its last attempt gave no node; null if it did.")
+    failures: int = Field(description="Attempts in a row that gave no node.")
+    nodes: list[DiscoveredNode] = Field(description="The nodes it sends traffic to.")
+
+
+class UpstreamDiscovery(ReadSchema):
+    type: str
+    service_name: str
+
+
+class DiscoveredNodes(ReadSchema):
+    upstream_id: uuid.UUID
+    discovery: UpstreamDiscovery | None = Field(
+        description="The upstream's discovery; null for an upstream with listed nodes."
+    )
+    items: list[DiscoveredOnNode] = Field(
+        description="Each data-plane node of the environment that reported the upstream."
     )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,13 +17,19 @@ from portico.management.access import Caller, OrgCaller, org_caller
 from portico.management.dataplane.models import DataplaneNode, DataplaneToken
 from portico.management.dataplane.repository import DataplaneRepository
 from portico.management.dataplane.schemas import (
+    DiscoveredNode,
+    DiscoveredNodes,
+    DiscoveredOnNode,
+    DiscoveryReport,
     NodeUpstreamHealthRead,
     TargetHealthRead,
+    UpstreamDiscovery,
     UpstreamHealthRead,
     UpstreamHealthReport,
 )
 from portico.management.environment.models import Environment, EnvironmentConfig
 from portico.management.environment.repository import EnvironmentRepository
+from portico.management.upstream import service as upstream_service
 from portico.management.upstream.models import Upstream
 
 TOKEN_PREFIX = "pdp_"  # noqa: S105 - tells a data-plane token from a user's JWT at a glance (and in scanners)
@@ -119,6 +127,7 @@ async def heartbeat(
     address: str | None,
     clock: Clock,
     upstream_health: list[UpstreamHealthReport] | None = None,
+    discovery: Mapping[uuid.UUID, DiscoveryReport] | None = None,
 ) -> DataplaneNode:
     """Record what a node reports: the version it runs and, when it says, its upstreams'
     health (a node that does not report it has none kept: an old view would pass for live)."""
@@ -131,6 +140,10 @@ async def heartbeat(
         session.add(node)
     node.config_version = config_version
     node.address = address
+    node.discovery = {
+        str(upstream_id): report.model_dump(mode="json", by_alias=False)
+        for upstream_id, report in (discovery or {}).items()
+    }
     node.last_seen_at = now
     node.upstream_health = (
         None
@@ -177,5 +190,40 @@ async def upstream_health(*, session: AsyncSession, upstream: Upstream) -> Upstr
         environment_id=upstream.environment_id,
         active=checks.get("active") is not None,
         passive=checks.get("passive") is not None,
+        items=items,
+    )
+
+
+async def discovered_nodes(
+    *, session: AsyncSession, caller: OrgCaller, env_id: uuid.UUID, upstream_id: uuid.UUID
+) -> DiscoveredNodes:
+    """What each data-plane node of the environment last reported of the upstream's
+    discovery (nodes that run no config holding it report nothing)."""
+    upstream = await upstream_service.get(
+        session=session, caller=caller, env_id=env_id, upstream_id=upstream_id
+    )
+    discovery = upstream.specification.get("discovery")
+    items: list[DiscoveredOnNode] = []
+    for node in await DataplaneRepository(session).nodes_of(upstream.environment_id):
+        report = (node.discovery or {}).get(str(upstream.id))
+        if report is None or discovery is None:
+            continue
+        resolved = report.get("resolved_at")
+        items.append(
+            DiscoveredOnNode(
+                node_id=node.node_id,
+                config_version=node.config_version,
+                last_seen_at=node.last_seen_at,
+                resolved_at=None if resolved is None else datetime.fromtimestamp(resolved, UTC),
+                error=report.get("error"),
+                failures=int(report.get("failures", 0)),
+                nodes=[DiscoveredNode.model_validate(n) for n in report.get("nodes", [])],
+            )
+        )
+    return DiscoveredNodes(
+        upstream_id=upstream.id,
+        discovery=None
+        if discovery is None
+        else UpstreamDiscovery(type=discovery["type"], service_name=discovery["serviceName"]),
         items=items,
     )

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from portico.core.validation import invalid
+from portico.gateway.discovery.catalogue import SOURCES, UnknownDiscoveryType, check_discovery
 from portico.management.upstream.healthcheck import HealthChecks, HostAndPort, Hostname, Port
 
 __all__ = [
@@ -49,15 +50,37 @@ class UpstreamNode(BaseModel):
     )
 
 
+_DISCOVERY_TYPES: list[JsonValue] = [*sorted(SOURCES)]
+
+
 class UpstreamDiscovery(BaseModel):
-    """Nodes found at run time instead of listed."""
+    """Nodes found at run time instead of listed, by a discovery source of the gateway
+    (``gateway/discovery/sources/``: each checks its own ``serviceName``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    type: Literal["dns"] = Field(description="Discovery mechanism; only 'dns' is supported.")
-    serviceName: HostAndPort = Field(  # noqa: N815 - the contract's field name
-        description="Name resolved for nodes (A/AAAA/SRV), optionally with ':port'."
+    type: str = Field(
+        max_length=64,
+        description="The discovery source: "
+        + "; ".join(f"'{kind}' ({spec.description})" for kind, spec in SOURCES.items()),
+        json_schema_extra={"enum": _DISCOVERY_TYPES},
     )
+    serviceName: str = Field(  # noqa: N815 - the contract's field name
+        min_length=1,
+        max_length=261,
+        description="What the source resolves: for 'dns', 'name:port' (A/AAAA records) or "
+        "an SRV name such as '_http._tcp.orders.internal'.",
+    )
+
+    @model_validator(mode="after")
+    def _source_reads_it(self) -> Self:
+        try:
+            self.serviceName = check_discovery(self.type, self.serviceName)
+        except UnknownDiscoveryType as unknown:
+            invalid(("type",), str(unknown), self.type)
+        except ValueError as error:
+            invalid(("serviceName",), str(error), self.serviceName)
+        return self
 
 
 class UpstreamTimeout(BaseModel):

@@ -27,10 +27,13 @@ const BALANCING = [
   { value: "chash", label: "Consistent hash" },
 ];
 
+const DISCOVERY_TYPES = [{ value: "dns", label: "DNS (A/AAAA or SRV records)" }];
+
 /**
  * The seed's wizard: Overview (Name and Environment required before Next), Targets (at least
- * one node before Next; the Service discovery toggle hides manual node entry, and the seed
- * keeps Next disabled while it is on), Health checks, then create.
+ * one node before Next; the Service discovery toggle hides manual node entry: the nodes then
+ * come from discovery at run time, and Next waits for the discovery type and the service
+ * name instead), Health checks, then create.
  */
 export function AddUpstream(props: {
   opened: boolean;
@@ -43,6 +46,8 @@ export function AddUpstream(props: {
   const [name, setName] = useState("");
   const [envId, setEnvId] = useState<string | null>(null);
   const [discovery, setDiscovery] = useState(false);
+  const [discoveryType, setDiscoveryType] = useState("dns");
+  const [serviceName, setServiceName] = useState("");
   const [nodes, setNodes] = useState<UpstreamNode[]>([]);
   const [host, setHost] = useState("");
   const [port, setPort] = useState<number | string>(80);
@@ -54,13 +59,14 @@ export function AddUpstream(props: {
   const { errors, failure, busy, submit } = useSubmission();
 
   const overviewDone = name.trim() !== "" && envId !== null;
-  const targetsDone = nodes.length > 0 && !discovery;
+  const targetsDone = discovery ? serviceName.trim() !== "" : nodes.length > 0;
 
   function reset() {
     setStep(0);
     setName("");
     setEnvId(null);
     setDiscovery(false);
+    setServiceName("");
     setNodes([]);
   }
 
@@ -72,7 +78,9 @@ export function AddUpstream(props: {
   }
 
   async function create() {
-    const specification: Record<string, unknown> = { type: balancing, nodes };
+    const specification: Record<string, unknown> = discovery
+      ? { type: balancing, discovery: { type: discoveryType, serviceName: serviceName.trim() } }
+      : { type: balancing, nodes };
     const checks: Record<string, unknown> = {};
     if (active) checks.active = { type: "http", http_path: httpPath };
     if (passive) checks.passive = { type: "http" };
@@ -117,10 +125,28 @@ export function AddUpstream(props: {
               onChange={(e) => setDiscovery(e.currentTarget.checked)}
             />
             {discovery ? (
-              <Text c="dimmed">
-                With service discovery the nodes come from discovery at run time; enter nodes by
-                hand with it off.
-              </Text>
+              <>
+                <Text c="dimmed">
+                  The gateways find the nodes at run time, and again whenever the records'
+                  time-to-live runs out; enter nodes by hand with service discovery off.
+                </Text>
+                <Select
+                  label="Discovery type"
+                  data={DISCOVERY_TYPES}
+                  value={discoveryType}
+                  onChange={(v) => v && setDiscoveryType(v)}
+                  allowDeselect={false}
+                  error={errors["/specification/discovery/type"]}
+                />
+                <TextInput
+                  label="Service name"
+                  required
+                  description="name:port for A/AAAA records (orders.internal:8080), or an SRV name whose records give the ports (_http._tcp.orders.internal)"
+                  value={serviceName}
+                  error={errors["/specification/discovery/serviceName"]}
+                  onChange={(e) => setServiceName(e.currentTarget.value)}
+                />
+              </>
             ) : (
               <>
                 <Group align="end">
