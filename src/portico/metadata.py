@@ -1,6 +1,7 @@
 """Every table of every part, registered on one ``MetaData`` for Alembic and the tests."""
 
 from portico.core import account, audit, jobs, outbox, refresh
+from portico.core.saml import store as saml_store
 from portico.core.db.base import Base
 from portico.management.api import models as api_models
 from portico.management.app import models as app_models
@@ -78,6 +79,7 @@ __all__ = [
     "portal_organisation_models",
     "product_models",
     "refresh",
+    "saml_store",
     "revision_models",
     "role_models",
     "service_account_models",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from portico.core.db.base import Base, IdMixin, TimestampMixin
@@ -23,6 +23,9 @@ class IdentityProvider(IdMixin, TimestampMixin, Base):
     sso_url: Mapped[str] = mapped_column(String(2048))
     certificate: Mapped[str] = mapped_column(Text)
     mappings: Mapped[Any] = mapped_column(json_type(), default=list)
+    #: a signed-in email with no account or membership in the organisation is given one
+    #: (with the groups its assertion maps to) instead of being refused
+    jit_provisioning: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     @property
     def active(self) -> bool:

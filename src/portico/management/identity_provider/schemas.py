@@ -119,6 +119,12 @@ class IdentityProviderCreate(WriteSchema):
         default_factory=list,
         description="Attribute → user field; the configuration is inactive while empty.",
     )
+    jit_provisioning: bool = Field(
+        False,
+        description="Just-in-time provisioning: a signed-in email with no membership in the "
+        "organisation is given one (no roles; the groups its assertion maps to) instead of "
+        "being refused as not provisioned.",
+    )
 
     @model_validator(mode="after")
     def _valid_mappings(self) -> Self:
@@ -135,6 +141,7 @@ class IdentityProviderUpdate(WriteSchema):
     sso_url: SsoUrl | None = None
     certificate: Certificate | None = None
     mappings: Mappings | None = None
+    jit_provisioning: bool | None = None
 
     @model_validator(mode="after")
     def _valid_update(self) -> Self:
@@ -190,6 +197,7 @@ class IdentityProviderSummary(ReadSchema):
     mappings: list[IdentityProviderMappingRead]
     mapping_count: int
     active: bool
+    jit_provisioning: bool
     created_at: datetime
     updated_at: datetime
 
@@ -214,6 +222,7 @@ class IdentityProviderSummary(ReadSchema):
             "mappings": mappings,
             "mapping_count": len(mappings),
             "active": data.active,
+            "jit_provisioning": bool(data.jit_provisioning),
             "created_at": data.created_at,
             "updated_at": data.updated_at,
         }

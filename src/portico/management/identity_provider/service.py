@@ -59,6 +59,7 @@ async def create(
         sso_url=data.sso_url,
         certificate=data.certificate,
         mappings=_stored(data.mappings),
+        jit_provisioning=data.jit_provisioning,
     )
     await repository.add(idp)
     await caller.audit(session, "identity_provider.create", idp.id, after=snapshot(idp))
@@ -86,6 +87,8 @@ async def update(
         idp.sso_url = data.sso_url
     if data.certificate is not None:
         idp.certificate = data.certificate
+    if data.jit_provisioning is not None:
+        idp.jit_provisioning = data.jit_provisioning
     if data.mappings is not None:
         # A new list object: the JSON column does not track in-place changes.
         idp.mappings = _stored(data.mappings)
