@@ -1,8 +1,8 @@
 """Every table of every part, registered on one ``MetaData`` for Alembic and the tests."""
 
 from portico.core import account, audit, jobs, outbox, refresh
-from portico.core.saml import store as saml_store
 from portico.core.db.base import Base
+from portico.core.saml import store as saml_store
 from portico.management.api import models as api_models
 from portico.management.app import models as app_models
 from portico.management.consumer import models as consumer_models
@@ -79,9 +79,9 @@ __all__ = [
     "portal_organisation_models",
     "product_models",
     "refresh",
-    "saml_store",
     "revision_models",
     "role_models",
+    "saml_store",
     "service_account_models",
     "subscription_models",
     "telemetry_models",

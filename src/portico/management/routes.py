@@ -22,8 +22,8 @@ from portico.management.plugin.endpoints import router as plugin_router
 from portico.management.product.endpoints import env_router as env_product_router
 from portico.management.product.endpoints import router as product_router
 from portico.management.revision.endpoints import router as revision_router
-from portico.management.saml.endpoints import router as saml_router
 from portico.management.role.endpoints import router as role_router
+from portico.management.saml.endpoints import router as saml_router
 from portico.management.service_account.endpoints import router as service_account_router
 from portico.management.telemetry.endpoints import router as telemetry_router
 from portico.management.upstream.endpoints import router as upstream_router
