@@ -6,6 +6,8 @@
 #   * libmodsecurity3 and modsecurity-crs (the WAF engine: ModSecurity v3 through ctypes, with
 #     the OWASP Core Rule Set; no compiler or -dev package needed)
 #   * chromium (Debian's browser; the console's browser tests drive it with Playwright)
+#   * xmlsec1 (XML signatures: SAML sign-in checks assertions with it, through pysaml2; the
+#     management service needs it at run time too)
 #   * nodejs and npm, only where the machine has none (the console is built with Vite)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
@@ -40,6 +42,7 @@ command -v ldapwhoami >/dev/null 2>&1 || missing+=(ldap-utils)
 has_modsecurity || missing+=(libmodsecurity3)
 has_crs || missing+=(modsecurity-crs)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v xmlsec1 >/dev/null 2>&1 || [[ -x /usr/bin/xmlsec1 ]] || missing+=(xmlsec1)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 actions=()

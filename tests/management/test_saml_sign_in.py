@@ -628,9 +628,11 @@ def test_bad_input_is_named(installation: Installation, configured: dict[str, An
             assert answer.status_code == 400, answer.text
             assert answer.json()["errors"][0]["pointer"] == "/SAMLResponse"
             assert detail in answer.json()["errors"][0]["detail"]
-        empty = http.post(f"{installation.saml(configured['id'])}/acs", data={})
+        acs = f"{installation.saml(configured['id'])}/acs"
+        empty = http.post(acs, data={"RelayState": "x"})
         assert empty.status_code == 400
         assert empty.json()["errors"][0]["pointer"] == "/SAMLResponse"
+        assert http.post(acs, json={"SAMLResponse": "x"}).status_code == 415
     with installation.management() as http:
         base = f"/api/orgs/{installation.org_id}/identity-providers"
         for field, value, pointer in [

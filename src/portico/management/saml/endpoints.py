@@ -17,7 +17,7 @@ from fastapi.responses import RedirectResponse
 
 from portico.core.audit import Actor
 from portico.core.db.session import SessionDep
-from portico.core.errors import PorticoError, Unauthorized
+from portico.core.errors import PorticoError, Unauthorized, UnsupportedMediaType
 from portico.core.openapi import problems
 from portico.core.settings import Settings
 from portico.management.auth.schemas import TokenResponse
@@ -200,6 +200,12 @@ async def consume_saml_response(
     """The assertion consumer (HTTP-POST binding): verify the identity provider's Response,
     sign its user in, and hand the browser a one-time code."""
     org_id, idp_id = _ids(orgId, idpId)
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/x-www-form-urlencoded":
+        raise UnsupportedMediaType(
+            "the assertion consumer reads an HTML form (application/x-www-form-urlencoded: "
+            "SAMLResponse, RelayState), as the HTTP-POST binding sends it"
+        )
     try:
         form = await request.form(max_files=0, max_fields=4)
         saml_response, relay_state = form.get("SAMLResponse"), form.get("RelayState")
