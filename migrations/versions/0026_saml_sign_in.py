@@ -5,7 +5,7 @@ Revises: 0025
 Create Date: 2026-11-28 23:30:00.000000
 
 ``identity_providers.jit_provisioning`` (false for every existing configuration: nothing
-changes for them). ``saml_requests`` holds the AuthnRequests this service issued (a Response
+changes for them) and ``metadata_url`` (where the IdP's facts were read from, if they were). ``saml_requests`` holds the AuthnRequests this service issued (a Response
 is accepted once, in answer to one of them, before it expires), ``saml_assertions_used`` the
 ids of assertions already used (kept until their NotOnOrAfter: a replay is refused), and
 ``saml_sign_in_codes`` the one-time codes a sign-in hands to the browser, which exchanges one
@@ -30,6 +30,7 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column("jit_provisioning", sa.Boolean(), server_default=sa.false(), nullable=False)
         )
+        batch.add_column(sa.Column("metadata_url", sa.String(length=2048), nullable=True))
     op.create_table(
         "saml_requests",
         sa.Column("id", sa.String(length=64), nullable=False),
@@ -74,4 +75,5 @@ def downgrade() -> None:
     op.drop_table("saml_assertions_used")
     op.drop_table("saml_requests")
     with op.batch_alter_table("identity_providers") as batch:
+        batch.drop_column("metadata_url")
         batch.drop_column("jit_provisioning")

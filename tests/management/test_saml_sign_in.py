@@ -115,6 +115,8 @@ def installation(
             PORTICO_LOG_LEVEL="DEBUG",
             PORTICO_LOG_FORMAT="text",
             PORTICO_IDP_WEB_API_KEY=WEB_API_KEY,
+            # the IdP's metadataUrl is on loopback
+            PORTICO_MANAGEMENT_EGRESS_ALLOW='["127.0.0.1/32"]',
         ) as (env, _):
             control = f"http://{env['PORTICO_LISTEN']}"
             with httpx.Client(base_url=control, timeout=30) as http:
@@ -607,6 +609,66 @@ def test_a_comment_injected_into_the_email_does_not_shorten_it(
             http, installation, configured["id"], encoded(injected), started.relay_state
         )
     refused(answer, f"{attacker} is not provisioned in the organisation")
+
+
+# ------------------------------------------------------------------ the IdP's metadata
+
+
+def test_a_configuration_reads_the_idps_metadata(installation: Installation) -> None:
+    base = f"/api/orgs/{installation.org_id}/identity-providers"
+    with installation.management() as http:
+        made = http.post(
+            base,
+            json={
+                "name": "From metadata",
+                "metadataUrl": installation.idp.entity_id,
+                "mappings": MAPPINGS,
+            },
+        )
+        assert made.status_code == 201, made.text
+        read = http.get(f"{base}/{made.json()['id']}").json()
+    assert read["metadataUrl"] == installation.idp.entity_id
+    assert read["entityId"] == installation.idp.entity_id
+    assert read["ssoUrl"] == installation.idp.sso_url
+    assert read["certificate"].strip() == installation.idp.certificate.strip()
+    code_of(sign_in(installation, read["id"], ALICE))
+
+
+def test_a_metadata_url_that_is_not_metadata_is_named(installation: Installation) -> None:
+    base = f"/api/orgs/{installation.org_id}/identity-providers"
+    cases = [
+        ("not a url", "metadataUrl: "),
+        ("http://[::1", "metadataUrl: not a valid URL"),
+        (f"{installation.idp.base_url}/certificate", "metadataUrl: not an XML document"),
+        (
+            f"{installation.idp.base_url}/nothing-here",
+            "metadataUrl: cannot be read: it answered 404",
+        ),
+        (installation.saml(str(uuid.uuid4())) + "/metadata", "metadataUrl: cannot be read"),
+        ("http://127.0.0.1:1/metadata", "metadataUrl: cannot be read"),
+    ]
+    with installation.management() as http:
+        for url, detail in cases:
+            made = http.post(base, json={"name": "unreadable", "metadataUrl": url})
+            assert made.status_code == 400, (url, made.text)
+            error = made.json()["errors"][0]
+            assert error["pointer"] == "/metadataUrl", (url, error)
+            assert detail in error["detail"], (url, error)
+        assert http.get(base, params={"name": "unreadable"}).json()["total"] == 0
+        missing = http.post(base, json={"name": "unreadable", "ssoUrl": installation.idp.sso_url})
+        assert missing.status_code == 400
+        assert {e["pointer"] for e in missing.json()["errors"]} >= {"/entityId"}
+
+
+async def test_a_metadata_url_on_an_internal_address_is_refused_by_default() -> None:
+    from portico.core.egress import EgressGuard
+    from portico.core.errors import ValidationFailed
+    from portico.management.identity_provider import metadata
+
+    with pytest.raises(ValidationFailed) as refused:
+        await metadata.read("http://127.0.0.1:9/metadata", EgressGuard.allowing([]))
+    assert refused.value.errors[0]["pointer"] == "/metadataUrl"
+    assert "internal address" in refused.value.errors[0]["detail"]
 
 
 # ------------------------------------------------------------------ bad input

@@ -19,6 +19,8 @@ class IdentityProvider(IdMixin, TimestampMixin, Base):
     org_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("orgs.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(100))
     type: Mapped[str] = mapped_column(String(16), default="saml")
+    #: where entity_id, sso_url and certificate were last read from, if they were
+    metadata_url: Mapped[str | None] = mapped_column(String(2048), default=None)
     entity_id: Mapped[str] = mapped_column(String(1024))
     sso_url: Mapped[str] = mapped_column(String(2048))
     certificate: Mapped[str] = mapped_column(Text)

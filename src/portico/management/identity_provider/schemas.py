@@ -11,6 +11,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
+from portico.core.errors import ValidationFailed
 from portico.core.schema import ReadSchema, WriteSchema
 from portico.core.validation import invalid
 
@@ -77,6 +78,7 @@ Certificate = Annotated[
     str, Field(min_length=1, max_length=MAX_CERTIFICATE_CHARS), AfterValidator(_pem_certificate)
 ]
 Attribute = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_trimmed)]
+MetadataUrl = Annotated[str, Field(min_length=1, max_length=2048), AfterValidator(_sso_url)]
 
 
 class IdentityProviderMapping(WriteSchema):
@@ -112,9 +114,21 @@ def _check_mappings(mappings: list[IdentityProviderMapping] | None) -> None:
 class IdentityProviderCreate(WriteSchema):
     name: Name = Field(description="Unique within the organisation.")
     type: Literal["saml"] = "saml"
-    entity_id: EntityId = Field(description="The identity provider's entity id, usually a URI.")
-    sso_url: SsoUrl = Field(description="Single sign-on URL (https; http only for localhost).")
-    certificate: Certificate = Field(description="PEM X.509 signing certificate of the IdP.")
+    metadata_url: MetadataUrl | None = Field(
+        None,
+        description="The IdP's SAML 2.0 metadata (https; http only for localhost): read once, "
+        "it fills entityId, ssoUrl and certificate (those given in the body win).",
+    )
+    entity_id: EntityId | None = Field(
+        None, description="The identity provider's entity id, usually a URI."
+    )
+    sso_url: SsoUrl | None = Field(
+        None,
+        description="Single sign-on URL, HTTP-Redirect binding (https; http only for localhost).",
+    )
+    certificate: Certificate | None = Field(
+        None, description="PEM X.509 signing certificate of the IdP."
+    )
     mappings: Mappings = Field(
         default_factory=list,
         description="Attribute → user field; the configuration is inactive while empty.",
@@ -128,6 +142,11 @@ class IdentityProviderCreate(WriteSchema):
 
     @model_validator(mode="after")
     def _valid_mappings(self) -> Self:
+        if self.metadata_url is None:
+            for name in ("entity_id", "sso_url", "certificate"):
+                if getattr(self, name) is None:
+                    field = self.__class__.model_fields[name]
+                    invalid((field.alias or name,), "required (or metadataUrl)")
         _check_mappings(self.mappings)
         return self
 
@@ -137,6 +156,9 @@ class IdentityProviderUpdate(WriteSchema):
 
     name: Name | None = None
     type: Literal["saml"] | None = None
+    metadata_url: MetadataUrl | None = Field(
+        None, description="Read the IdP's metadata again from this URL (see create)."
+    )
     entity_id: EntityId | None = None
     sso_url: SsoUrl | None = None
     certificate: Certificate | None = None
@@ -153,6 +175,25 @@ class IdentityProviderUpdate(WriteSchema):
                 invalid((field.alias or name,), "must not be null; omit the field to keep it")
         _check_mappings(self.mappings)
         return self
+
+
+def checked_metadata(entity_id: str, sso_url: str, certificate: str) -> tuple[str, str, str]:
+    """What an IdP's metadata said, held to the rules of the fields it fills; a value that
+    breaks one is reported at ``metadataUrl``."""
+    checks = (
+        ("its entityID", entity_id, _no_whitespace, 1024),
+        ("its SingleSignOnService", sso_url, _sso_url, 2048),
+        ("its signing certificate", certificate, _pem_certificate, MAX_CERTIFICATE_CHARS),
+    )
+    values: list[str] = []
+    for what, value, check, longest in checks:
+        try:
+            if len(value) > longest:
+                raise ValueError(f"longer than {longest} characters")
+            values.append(check(value))
+        except ValueError as error:
+            raise ValidationFailed.at("/metadataUrl", f"metadataUrl: {what}: {error}") from None
+    return values[0], values[1], values[2]
 
 
 @dataclass(frozen=True)
@@ -189,6 +230,7 @@ class IdentityProviderSummary(ReadSchema):
     org_id: uuid.UUID
     name: str
     type: str
+    metadata_url: str | None
     entity_id: str
     sso_url: str
     certificate_fingerprint: str | None
@@ -213,6 +255,7 @@ class IdentityProviderSummary(ReadSchema):
             "org_id": data.org_id,
             "name": data.name,
             "type": data.type,
+            "metadata_url": data.metadata_url,
             "entity_id": data.entity_id,
             "sso_url": data.sso_url,
             "certificate": data.certificate,
