@@ -9,7 +9,8 @@ from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from portico.core.errors import ValidationFailed
 from portico.core.schema import ReadSchema, WriteSchema
@@ -143,10 +144,24 @@ class IdentityProviderCreate(WriteSchema):
     @model_validator(mode="after")
     def _valid_mappings(self) -> Self:
         if self.metadata_url is None:
-            for name in ("entity_id", "sso_url", "certificate"):
-                if getattr(self, name) is None:
-                    field = self.__class__.model_fields[name]
-                    invalid((field.alias or name,), "required (or metadataUrl)")
+            missing = [
+                self.__class__.model_fields[name].alias or name
+                for name in ("entity_id", "sso_url", "certificate")
+                if getattr(self, name) is None
+            ]
+            if missing:
+                # every missing field at once, as a missing required field would be
+                raise ValidationError.from_exception_data(
+                    "portico",
+                    [
+                        InitErrorDetails(
+                            type=PydanticCustomError("portico", "required (or metadataUrl)"),
+                            loc=(name,),
+                            input=None,
+                        )
+                        for name in missing
+                    ],
+                )
         _check_mappings(self.mappings)
         return self
 
