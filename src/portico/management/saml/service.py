@@ -68,6 +68,8 @@ class ConfigurationNotFound(NotFound):
 
 
 class ConfigurationInactive(Conflict):
+    # at the assertion consumer the refusal's audit entry is kept (the login writes nothing)
+    commit: ClassVar[bool] = True
     kind = "identity-provider-inactive"
     title = "Identity Provider Inactive"
     description = (
@@ -286,7 +288,7 @@ async def consume(
         raise SignInRefused(reason)
     email = _email(idp, verified)
     if email is None:
-        reason = "the assertion carries no email (in the mapped attribute, nor as NameID)"
+        reason = "the assertion carries no email (in the attribute mapped to it, or as NameID)"
         await refusal.record(reason)
         raise SignInRefused(reason)
     refusal.email = email
@@ -353,9 +355,13 @@ def _mapped(idp: IdentityProvider, verified: Verified, field: str) -> list[str]:
 
 
 def _email(idp: IdentityProvider, verified: Verified) -> str | None:
-    """The mapped email attribute's value, else the NameID when it is an email address."""
-    mapped = _mapped(idp, verified, "email")
-    candidate = mapped[0] if mapped else (verified.name_id or "")
+    """The mapped email attribute's value; the NameID only when no attribute is mapped to
+    the email (an IdP that names users by their email address)."""
+    if any(m.get("userField") == "email" for m in idp.mappings or []):
+        mapped = _mapped(idp, verified, "email")
+        candidate = mapped[0] if mapped else ""
+    else:
+        candidate = verified.name_id or ""
     email = normalise_email(candidate)
     if not email or len(email) > MAX_EMAIL or "@" not in email or any(c.isspace() for c in email):
         return None
