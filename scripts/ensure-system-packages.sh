@@ -8,6 +8,8 @@
 #   * chromium (Debian's browser; the console's browser tests drive it with Playwright)
 #   * dnsmasq (package dnsmasq-base: the binary without the system service), the DNS server
 #     the upstream discovery tests start on a high port (tests/support/dnsserver.py)
+#   * xmlsec1 (XML signatures: SAML sign-in checks assertions with it, through pysaml2; the
+#     management service needs it at run time too)
 #   * nodejs and npm, only where the machine has none (the console is built with Vite)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
@@ -44,6 +46,7 @@ has_modsecurity || missing+=(libmodsecurity3)
 has_crs || missing+=(modsecurity-crs)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 have_dnsmasq || missing+=(dnsmasq-base)
+command -v xmlsec1 >/dev/null 2>&1 || [[ -x /usr/bin/xmlsec1 ]] || missing+=(xmlsec1)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 actions=()

@@ -2,6 +2,7 @@
 
 from portico.core import account, audit, jobs, outbox, refresh
 from portico.core.db.base import Base
+from portico.core.saml import store as saml_store
 from portico.management.api import models as api_models
 from portico.management.app import models as app_models
 from portico.management.consumer import models as consumer_models
@@ -80,6 +81,7 @@ __all__ = [
     "refresh",
     "revision_models",
     "role_models",
+    "saml_store",
     "service_account_models",
     "subscription_models",
     "telemetry_models",

@@ -310,6 +310,12 @@ PUBLIC = {
     ("POST", "/api/auth/accept-invitation"),
     ("GET", "/problems"),
     ("GET", "/problems/{kind}"),
+    # SAML sign-in (tests/management/test_saml_sign_in.py)
+    ("GET", "/api/auth/identity-providers"),
+    ("POST", "/api/auth/saml/token"),
+    ("GET", "/api/orgs/{orgId}/identity-providers/{idpId}/saml/metadata"),
+    ("GET", "/api/orgs/{orgId}/identity-providers/{idpId}/saml/login"),
+    ("POST", "/api/orgs/{orgId}/identity-providers/{idpId}/saml/acs"),
 }
 
 
@@ -377,9 +383,12 @@ def test_statuses_follow_from_each_route() -> None:
 
 #: the routes that answer these statuses from their own code, and declare them
 _OWN_401 = {("POST", "/api/auth/login"), ("POST", "/api/auth/refresh")} | {
-    ("POST", "/api/auth/accept-invitation")
+    ("POST", "/api/auth/accept-invitation"),
+    ("POST", "/api/auth/saml/token"),
 }
 _OWN_403 = {("POST", "/api/orgs")} | {
+    # a refused or not provisioned SAML sign-in
+    ("POST", "/api/orgs/{orgId}/identity-providers/{idpId}/saml/acs"),
     ("GET", "/api/dataplane/v1/envs/{envId}/config"),
     ("POST", "/api/dataplane/v1/heartbeat"),
     ("POST", "/api/dataplane/v1/telemetry"),

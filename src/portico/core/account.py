@@ -52,7 +52,11 @@ class User(IdMixin, TimestampMixin, Base):
 
     @property
     def can_sign_in(self) -> bool:
-        return self.status is AccountStatus.ACTIVE and self.password_hash is not None
+        """Whether the account may sign in and keep its session. A password sign-in also
+        needs a password (``verify_password`` fails without one); an account made by a SAML
+        sign-in (just-in-time provisioning) has none and signs in through its identity
+        provider."""
+        return self.status is AccountStatus.ACTIVE
 
 
 def normalise_email(email: str) -> str:

@@ -89,6 +89,12 @@ class Settings(BaseSettings):
         description="Internal CIDRs plugins may call (http-logger endpoints, JWKS...); the "
         "SSRF guard refuses loopback, private and link-local addresses otherwise.",
     )
+    management_egress_allow: list[str] = Field(
+        default_factory=list,
+        description="Internal CIDRs the management service may fetch from (an identity "
+        "provider's metadataUrl); the SSRF guard refuses loopback, private and link-local "
+        "addresses otherwise.",
+    )
     marketplace_egress_allow: list[str] = Field(
         default_factory=list,
         description="Internal CIDRs the marketplace's connectors may call (gateway "

@@ -237,8 +237,9 @@ async def test_openapi_describes_the_token_endpoints(
     admin = await site.account(platform_admin=True)
     document = (await client.get(url("/openapi.json"), headers=admin.headers)).json()
     token = document["paths"]["/auth/token"]["post"]
+    # email and password, or a SAML sign-in's one-time code
     assert token["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
-        "/TokenRequest"
+        "/AdminTokenRequest"
     )
     assert {"200", "400", "401", "429", "503"} <= set(token["responses"])
     assert "security" not in token

@@ -95,6 +95,62 @@ export async function signIn(email: string, password: string): Promise<Tokens> {
   return tokens;
 }
 
+/** An active identity-provider configuration the sign-in page offers. */
+export interface SignInOption {
+  id: string;
+  orgId: string;
+  orgName: string;
+  name: string;
+  loginUrl: string;
+}
+
+export async function signInOptions(): Promise<SignInOption[]> {
+  const response = await fetch("/api/auth/identity-providers");
+  if (!response.ok) throw await failure(response);
+  return ((await response.json()) as { items: SignInOption[] }).items;
+}
+
+const VERIFIER_KEY = "portico.console.saml.verifier";
+
+function base64url(bytes: Uint8Array): string {
+  let text = "";
+  for (const byte of bytes) text += String.fromCharCode(byte);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Go to the identity provider. The code the sign-in ends with is bound to this tab: only
+ * the secret kept here (PKCE S256, its hash sent as `challenge`) can exchange it. */
+export async function startSamlSignIn(option: SignInOption): Promise<void> {
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  sessionStorage.setItem(VERIFIER_KEY, verifier);
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  const challenge = base64url(new Uint8Array(digest));
+  window.location.assign(`${option.loginUrl}?client=console&challenge=${challenge}`);
+}
+
+/** The code a SAML sign-in left in the URL's fragment (never sent to a server), taken out
+ * of the address bar at once. */
+export function takeSamlCode(): string | null {
+  const match = /^#samlCode=([A-Za-z0-9_-]+)$/.exec(window.location.hash);
+  if (!match) return null;
+  window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  return match[1];
+}
+
+export async function exchangeSamlCode(code: string): Promise<Tokens> {
+  const codeVerifier = sessionStorage.getItem(VERIFIER_KEY);
+  sessionStorage.removeItem(VERIFIER_KEY);
+  const response = await fetch("/api/auth/saml/token", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(codeVerifier ? { code, codeVerifier } : { code }),
+  });
+  if (!response.ok) throw await failure(response);
+  const tokens = (await response.json()) as Tokens;
+  storeTokens(tokens);
+  return tokens;
+}
+
 export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   return send<T>(method, path, body === undefined ? undefined : JSON.stringify(body));
 }

@@ -1,7 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import type { ReactNode } from "react";
 
-import { get, signIn as requestTokens, storeTokens, storedTokens } from "./api";
+import { exchangeSamlCode, get, signIn as requestTokens, storeTokens, storedTokens } from "./api";
 
 export interface MeOrg {
   id: string;
@@ -25,6 +25,8 @@ interface Auth {
   chooseOrg: (id: string) => void;
   can: (permission: string) => boolean;
   signIn: (email: string, password: string) => Promise<void>;
+  /** Finish a SAML sign-in: exchange the code its identity provider's round trip ended with. */
+  signInWithSamlCode: (code: string) => Promise<void>;
   signOut: () => void;
 }
 
@@ -65,6 +67,10 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       can: (permission) => org?.permissions.includes(permission) ?? false,
       signIn: async (email, password) => {
         await requestTokens(email, password);
+        await load();
+      },
+      signInWithSamlCode: async (code) => {
+        await exchangeSamlCode(code);
         await load();
       },
       signOut: () => {

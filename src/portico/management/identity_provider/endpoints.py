@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Request, Response
 
 from portico.core.db.session import SessionDep
+from portico.core.egress import EgressGuard
 from portico.core.errors import Conflict
 from portico.core.openapi import problems
 from portico.core.pagination import ListQuery, ListSpec, list_query
+from portico.core.settings import Settings
 from portico.management.access import OrgCaller, parse_id, require
 from portico.management.identity_provider import service as identity_provider_service
 from portico.management.identity_provider.schemas import (
@@ -27,6 +29,15 @@ LIST = ListSpec(
     filterable=frozenset({"name", "active"}),
 )
 Reader = Annotated[OrgCaller, Depends(require("idp.read"))]
+
+
+def _guard(request: Request) -> EgressGuard:
+    """What ``metadataUrl`` may reach: public addresses, and the internal ranges the
+    operator allowed (``PORTICO_MANAGEMENT_EGRESS_ALLOW``)."""
+    settings: Settings = request.app.state.settings
+    return EgressGuard.allowing(settings.management_egress_allow)
+
+
 Manager = Annotated[OrgCaller, Depends(require("idp.manage"))]
 
 
@@ -45,9 +56,11 @@ async def list_identity_providers(
     responses=problems(Conflict, detail="A name already taken (or a concurrent change)."),
 )
 async def create_identity_provider(
-    body: IdentityProviderCreate, caller: Manager, session: SessionDep
+    body: IdentityProviderCreate, caller: Manager, session: SessionDep, request: Request
 ) -> IdentityProviderRead:
-    idp = await identity_provider_service.create(session=session, caller=caller, data=body)
+    idp = await identity_provider_service.create(
+        session=session, caller=caller, data=body, guard=_guard(request)
+    )
     return IdentityProviderRead.model_validate(idp)
 
 
@@ -71,12 +84,14 @@ async def update_identity_provider(
     body: IdentityProviderUpdate,
     caller: Manager,
     session: SessionDep,
+    request: Request,
 ) -> IdentityProviderRead:
     idp = await identity_provider_service.update(
         session=session,
         caller=caller,
         idp_id=parse_id(idpId, IdentityProviderNotFound),
         data=body,
+        guard=_guard(request),
     )
     return IdentityProviderRead.model_validate(idp)
 

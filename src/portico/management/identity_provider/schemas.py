@@ -9,8 +9,10 @@ from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from portico.core.errors import ValidationFailed
 from portico.core.schema import ReadSchema, WriteSchema
 from portico.core.validation import invalid
 
@@ -77,6 +79,7 @@ Certificate = Annotated[
     str, Field(min_length=1, max_length=MAX_CERTIFICATE_CHARS), AfterValidator(_pem_certificate)
 ]
 Attribute = Annotated[str, Field(min_length=1, max_length=256), AfterValidator(_trimmed)]
+MetadataUrl = Annotated[str, Field(min_length=1, max_length=2048), AfterValidator(_sso_url)]
 
 
 class IdentityProviderMapping(WriteSchema):
@@ -112,16 +115,53 @@ def _check_mappings(mappings: list[IdentityProviderMapping] | None) -> None:
 class IdentityProviderCreate(WriteSchema):
     name: Name = Field(description="Unique within the organisation.")
     type: Literal["saml"] = "saml"
-    entity_id: EntityId = Field(description="The identity provider's entity id, usually a URI.")
-    sso_url: SsoUrl = Field(description="Single sign-on URL (https; http only for localhost).")
-    certificate: Certificate = Field(description="PEM X.509 signing certificate of the IdP.")
+    metadata_url: MetadataUrl | None = Field(
+        None,
+        description="The IdP's SAML 2.0 metadata (https; http only for localhost): read once, "
+        "it fills entityId, ssoUrl and certificate (those given in the body win).",
+    )
+    entity_id: EntityId | None = Field(
+        None, description="The identity provider's entity id, usually a URI."
+    )
+    sso_url: SsoUrl | None = Field(
+        None,
+        description="Single sign-on URL, HTTP-Redirect binding (https; http only for localhost).",
+    )
+    certificate: Certificate | None = Field(
+        None, description="PEM X.509 signing certificate of the IdP."
+    )
     mappings: Mappings = Field(
         default_factory=list,
         description="Attribute → user field; the configuration is inactive while empty.",
     )
+    jit_provisioning: bool = Field(
+        False,
+        description="Just-in-time provisioning: a signed-in email with no membership in the "
+        "organisation is given one (no roles; the groups its assertion maps to) instead of "
+        "being refused as not provisioned.",
+    )
 
     @model_validator(mode="after")
     def _valid_mappings(self) -> Self:
+        if self.metadata_url is None:
+            missing = [
+                self.__class__.model_fields[name].alias or name
+                for name in ("entity_id", "sso_url", "certificate")
+                if getattr(self, name) is None
+            ]
+            if missing:
+                # every missing field at once, as a missing required field would be
+                raise ValidationError.from_exception_data(
+                    "portico",
+                    [
+                        InitErrorDetails(
+                            type=PydanticCustomError("portico", "required (or metadataUrl)"),
+                            loc=(name,),
+                            input=None,
+                        )
+                        for name in missing
+                    ],
+                )
         _check_mappings(self.mappings)
         return self
 
@@ -131,10 +171,14 @@ class IdentityProviderUpdate(WriteSchema):
 
     name: Name | None = None
     type: Literal["saml"] | None = None
+    metadata_url: MetadataUrl | None = Field(
+        None, description="Read the IdP's metadata again from this URL (see create)."
+    )
     entity_id: EntityId | None = None
     sso_url: SsoUrl | None = None
     certificate: Certificate | None = None
     mappings: Mappings | None = None
+    jit_provisioning: bool | None = None
 
     @model_validator(mode="after")
     def _valid_update(self) -> Self:
@@ -146,6 +190,25 @@ class IdentityProviderUpdate(WriteSchema):
                 invalid((field.alias or name,), "must not be null; omit the field to keep it")
         _check_mappings(self.mappings)
         return self
+
+
+def checked_metadata(entity_id: str, sso_url: str, certificate: str) -> tuple[str, str, str]:
+    """What an IdP's metadata said, held to the rules of the fields it fills; a value that
+    breaks one is reported at ``metadataUrl``."""
+    checks = (
+        ("its entityID", entity_id, _no_whitespace, 1024),
+        ("its SingleSignOnService", sso_url, _sso_url, 2048),
+        ("its signing certificate", certificate, _pem_certificate, MAX_CERTIFICATE_CHARS),
+    )
+    values: list[str] = []
+    for what, value, check, longest in checks:
+        try:
+            if len(value) > longest:
+                raise ValueError(f"longer than {longest} characters")
+            values.append(check(value))
+        except ValueError as error:
+            raise ValidationFailed.at("/metadataUrl", f"metadataUrl: {what}: {error}") from None
+    return values[0], values[1], values[2]
 
 
 @dataclass(frozen=True)
@@ -182,6 +245,7 @@ class IdentityProviderSummary(ReadSchema):
     org_id: uuid.UUID
     name: str
     type: str
+    metadata_url: str | None
     entity_id: str
     sso_url: str
     certificate_fingerprint: str | None
@@ -190,6 +254,7 @@ class IdentityProviderSummary(ReadSchema):
     mappings: list[IdentityProviderMappingRead]
     mapping_count: int
     active: bool
+    jit_provisioning: bool
     created_at: datetime
     updated_at: datetime
 
@@ -205,6 +270,7 @@ class IdentityProviderSummary(ReadSchema):
             "org_id": data.org_id,
             "name": data.name,
             "type": data.type,
+            "metadata_url": data.metadata_url,
             "entity_id": data.entity_id,
             "sso_url": data.sso_url,
             "certificate": data.certificate,
@@ -214,6 +280,7 @@ class IdentityProviderSummary(ReadSchema):
             "mappings": mappings,
             "mapping_count": len(mappings),
             "active": data.active,
+            "jit_provisioning": bool(data.jit_provisioning),
             "created_at": data.created_at,
             "updated_at": data.updated_at,
         }

@@ -8,9 +8,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from portico.core.db.session import end_reads
+from portico.core.egress import EgressGuard
 from portico.core.errors import Conflict, NotFound
 from portico.core.pagination import ListQuery, Page
 from portico.management.access import OrgCaller
+from portico.management.identity_provider import metadata as idp_metadata
 from portico.management.identity_provider.models import IdentityProvider
 from portico.management.identity_provider.repository import IdentityProviderRepository
 from portico.management.identity_provider.schemas import (
@@ -18,6 +21,7 @@ from portico.management.identity_provider.schemas import (
     IdentityProviderMapping,
     IdentityProviderSummary,
     IdentityProviderUpdate,
+    checked_metadata,
 )
 
 
@@ -45,20 +49,49 @@ async def list_(
     return await repository.page_in_org(caller.org_id, query)
 
 
+async def _from_metadata(
+    session: AsyncSession, url: str, guard: EgressGuard, given: tuple[str | None, ...]
+) -> tuple[str, str, str]:
+    """(entity id, SSO URL, certificate) read from the IdP's metadata, each unless given.
+    Nothing is written before: the request's reads end first (no transaction is held while
+    the remote side answers), and a failure leaves the store as it was."""
+    await end_reads(session)
+    facts = await idp_metadata.read(url, guard)
+    read = checked_metadata(facts.entity_id, facts.sso_url, facts.certificate_pem)
+    entity_id, sso_url, certificate = (
+        g if g is not None else r for g, r in zip(given, read, strict=True)
+    )
+    return entity_id, sso_url, certificate
+
+
 async def create(
-    *, session: AsyncSession, caller: OrgCaller, data: IdentityProviderCreate
+    *,
+    session: AsyncSession,
+    caller: OrgCaller,
+    data: IdentityProviderCreate,
+    guard: EgressGuard,
 ) -> IdentityProvider:
     repository = IdentityProviderRepository(session)
+    given = (data.entity_id, data.sso_url, data.certificate)
+    if data.metadata_url is not None:
+        entity_id, sso_url, certificate = await _from_metadata(
+            session, data.metadata_url, guard, given
+        )
+    else:
+        assert None not in given  # the schema's rule
+        entity_id, sso_url, certificate = (str(v) for v in given)
     await _check_unique(repository, caller.org_id, data.name, None)
     idp = IdentityProvider(
         id=uuid.uuid4(),
         org_id=caller.org_id,
         name=data.name,
         type=data.type,
-        entity_id=data.entity_id,
-        sso_url=data.sso_url,
-        certificate=data.certificate,
+        metadata_url=data.metadata_url,
+        entity_id=entity_id,
+        sso_url=sso_url,
+        certificate=certificate,
         mappings=_stored(data.mappings),
+        jit_provisioning=data.jit_provisioning,
     )
     await repository.add(idp)
     await caller.audit(session, "identity_provider.create", idp.id, after=snapshot(idp))
@@ -71,8 +104,16 @@ async def update(
     caller: OrgCaller,
     idp_id: uuid.UUID,
     data: IdentityProviderUpdate,
+    guard: EgressGuard,
 ) -> IdentityProvider:
     repository = IdentityProviderRepository(session)
+    if data.metadata_url is not None:
+        read = await _from_metadata(
+            session, data.metadata_url, guard, (data.entity_id, data.sso_url, data.certificate)
+        )
+        data = data.model_copy(
+            update={"entity_id": read[0], "sso_url": read[1], "certificate": read[2]}
+        )
     idp = await get(session=session, caller=caller, idp_id=idp_id)
     before = snapshot(idp)
     await _check_unique(repository, caller.org_id, data.name, idp.id)
@@ -86,6 +127,10 @@ async def update(
         idp.sso_url = data.sso_url
     if data.certificate is not None:
         idp.certificate = data.certificate
+    if data.metadata_url is not None:
+        idp.metadata_url = data.metadata_url
+    if data.jit_provisioning is not None:
+        idp.jit_provisioning = data.jit_provisioning
     if data.mappings is not None:
         # A new list object: the JSON column does not track in-place changes.
         idp.mappings = _stored(data.mappings)

@@ -17,7 +17,7 @@ from portico.core.db.session import SessionDep
 from portico.core.envelope import Envelope
 from portico.marketplace.auth import service as auth_service
 from portico.marketplace.auth.ratelimit import REFRESH_ATTEMPTS, TOKEN_ATTEMPTS, rate_limited
-from portico.marketplace.auth.schemas import RefreshRequest, TokenRead, TokenRequest
+from portico.marketplace.auth.schemas import AdminTokenRequest, RefreshRequest, TokenRead
 
 router = APIRouter(tags=["authentication"])
 
@@ -62,10 +62,24 @@ def _no_store(response: Response) -> None:
     ),
 )
 async def create_token(
-    body: TokenRequest, request: Request, response: Response, session: SessionDep
+    body: AdminTokenRequest, request: Request, response: Response, session: SessionDep
 ) -> Envelope[TokenRead]:
-    """Exchange an account's email and password for an ID token and a refresh token."""
+    """Exchange an account's email and password, or a SAML sign-in's one-time code, for an
+    ID token and a refresh token."""
     state = request.app.state
+    if body.saml_code is not None:
+        tokens = await auth_service.sign_in_with_saml_code(
+            session=session,
+            id_tokens=state.id_tokens,
+            refresh_tokens=state.refresh_tokens,
+            code=body.saml_code,
+            verifier=body.code_verifier,
+            actor=_anonymous(request),
+            clock=state.clock,
+        )
+        _no_store(response)
+        return Envelope(data=tokens)
+    assert body.email is not None and body.password is not None  # the schema's rule
     tokens = await auth_service.sign_in(
         session=session,
         id_tokens=state.id_tokens,

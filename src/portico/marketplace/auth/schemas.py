@@ -2,17 +2,58 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from portico.core.schema import PlainReadSchema, PlainWriteSchema
+from portico.core.validation import invalid
 
 
 class TokenRequest(PlainWriteSchema):
     # No email syntax check: a malformed address is just an unknown account (the uniform 401).
     email: str = Field(min_length=1, max_length=254, description="The account's email.")
     password: str = Field(min_length=1, max_length=1024, description="The account's password.")
+
+
+class AdminTokenRequest(PlainWriteSchema):
+    """The admin API's sign-in: either an account's ``email`` and ``password``, or the
+    ``saml_code`` a SAML sign-in ended with (``…/identity-providers/{id}/saml/login
+    ?client=admin-api`` on the management API)."""
+
+    # No email syntax check: a malformed address is just an unknown account (the uniform 401).
+    email: str | None = Field(
+        None, min_length=1, max_length=254, description="The account's email."
+    )
+    password: str | None = Field(
+        None, min_length=1, max_length=1024, description="The account's password."
+    )
+    saml_code: str | None = Field(
+        None,
+        min_length=1,
+        max_length=512,
+        description="The one-time code of a SAML sign-in for the admin API (a minute to live).",
+    )
+    code_verifier: str | None = Field(
+        None,
+        min_length=43,
+        max_length=128,
+        description="The secret whose SHA-256 was that sign-in's `challenge`, if it had one.",
+    )
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Self:
+        if self.saml_code is not None:
+            extra = [n for n in ("email", "password") if getattr(self, n) is not None]
+            if extra:
+                invalid((extra[0],), "must not be given with saml_code")
+            return self
+        if self.code_verifier is not None:
+            invalid(("code_verifier",), "only with saml_code")
+        for name in ("email", "password"):
+            if getattr(self, name) is None:
+                invalid((name,), "Field required")
+        return self
 
 
 class RefreshRequest(PlainWriteSchema):

@@ -26,6 +26,7 @@ from portico.core.errors import ServiceUnavailable, Unauthorized
 from portico.core.passwords import hash_password, needs_rehash, verify_password
 from portico.core.refresh import INVALID as INVALID_REFRESH
 from portico.core.refresh import RefreshTokenReused, RefreshTokenStore
+from portico.core.saml import store as saml_store
 from portico.core.sealing import SecretBox
 from portico.core.settings import Settings
 from portico.marketplace import SURFACE
@@ -40,6 +41,7 @@ MODULE = "admin_api"
 WEB_API_KEY = "admin_api.idp_web_api_key"
 MAX_WEB_API_KEY_LENGTH = 1024
 INVALID_CREDENTIALS = "invalid email or password"
+INVALID_SAML_CODE = "invalid sign-in code"
 
 
 class TokenIssuanceDisabled(ServiceUnavailable):
@@ -164,6 +166,40 @@ async def sign_in(
         entity_type="user",
         entity_id=user.id,
         summary="signed in to the admin API",
+        surface=SURFACE,
+        module=MODULE,
+    )
+    issued = await refresh_tokens.issue(session, subject_id=user.id)
+    return await _tokens(session, id_tokens, user, issued.token)
+
+
+async def sign_in_with_saml_code(
+    *,
+    session: AsyncSession,
+    id_tokens: IdTokenService,
+    refresh_tokens: RefreshTokenStore,
+    code: str,
+    verifier: str | None,
+    actor: Actor,
+    clock: Clock,
+) -> TokenRead:
+    """Exchange the one-time code a SAML sign-in for the admin API ended with (``…/saml/login
+    ?client=admin-api``) for an ID token and a refresh token: the identity provider vouched
+    for the account; what it may do is still each endpoint's permission check."""
+    redeemed = await saml_store.redeem_code(
+        session, code=code, verifier=verifier, target="admin-api", now=clock.now()
+    )
+    user = None if redeemed is None else await find_by_id(session, redeemed.user_id)
+    if user is None or not user.can_sign_in:
+        raise Unauthorized(INVALID_SAML_CODE)
+    user.last_login_at = clock.now()
+    await audit.record(
+        session,
+        Actor(id=user.id, email=user.email, request_id=actor.request_id, ip=actor.ip),
+        action="auth.sign_in",
+        entity_type="user",
+        entity_id=user.id,
+        summary="signed in to the admin API through an identity provider (SAML)",
         surface=SURFACE,
         module=MODULE,
     )
