@@ -129,6 +129,9 @@ class PluginSpec:
     phases: tuple[str, ...] = field(default=("request",))
     #: builds the runtime side of one attachment; None: the runtime does not run it yet
     runtime: Callable[[Any, RuntimeServices], PluginRuntime] | None = None
+    #: whether a consumer's own plugins may hold it (False: it acts before the consumer is
+    #: known, as request-id does)
+    consumer_scope: bool = True
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.config.model_json_schema(by_alias=True, mode="validation")

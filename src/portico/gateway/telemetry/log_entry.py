@@ -31,6 +31,7 @@ from mypy_extensions import mypyc_attr
 
 from portico import __version__
 from portico.gateway.context import (
+    EXPOSED,
     Access,
     BasePluginRuntime,
     RelayedHead,
@@ -292,6 +293,10 @@ def full_log(
     }
     if ctx.consumer is not None:
         entry["consumer"] = {"username": ctx.consumer.username}
+    exposed = found.get(EXPOSED) if found is not None else None
+    if exposed:  # (product-quota's ctx_namespace: under names that hide none of the above)
+        for key, value in exposed.items():
+            entry.setdefault(key, value)
     return entry
 
 

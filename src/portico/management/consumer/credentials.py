@@ -135,6 +135,10 @@ def prepare(
         raise PluginCheckError(
             name, f"{name} keeps no credential on a consumer; attach it to a service or a route"
         )
+    if spec is not None and not spec.consumer_scope:
+        raise PluginCheckError(
+            name, f"{name} acts before the consumer is known; attach it to a service or a route"
+        )
     config, missing = unmasked_fields(
         raw, current, spec.config.secret_fields if spec else frozenset()
     )
