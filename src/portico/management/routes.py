@@ -23,6 +23,7 @@ from portico.management.product.endpoints import env_router as env_product_route
 from portico.management.product.endpoints import router as product_router
 from portico.management.revision.endpoints import router as revision_router
 from portico.management.role.endpoints import router as role_router
+from portico.management.secret.endpoints import router as secret_router
 from portico.management.service_account.endpoints import router as service_account_router
 from portico.management.telemetry.endpoints import router as telemetry_router
 from portico.management.upstream.endpoints import router as upstream_router
@@ -36,6 +37,7 @@ ROUTERS = (
     role_router,
     group_router,
     service_account_router,
+    secret_router,
     identity_provider_router,
     environment_router,
     upstream_router,
