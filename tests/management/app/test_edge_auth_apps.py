@@ -17,7 +17,9 @@ from sqlalchemy import select
 
 from portico.core.db.engine import Database
 from portico.gateway.gateway import Gateway
+from portico.gateway.node_options import GatewayOptions
 from portico.management.consumer.models import Consumer
+from tests.conftest import TEST_SECRET
 from tests.gateway.test_pipeline import running
 from tests.management.app.test_apps import config, create_app, developer
 from tests.management.conftest import World, route
@@ -164,7 +166,8 @@ async def test_rotation_keeps_the_old_client_working_through_the_grace_only(
     assert second["client_secret"] != first["client_secret"]
 
     clock: dict[str, Any] = {"now": time.time()}
-    gw = Gateway(now=lambda: clock["now"])
+    # a node given the server secret: deploy sealed the signing secret with it
+    gw = Gateway(now=lambda: clock["now"], options=GatewayOptions(secret_keys=(TEST_SECRET,)))
     await gw.apply(await config(world))
     async with running(gw) as client:
         assert await opens(client, first) == [200, 200]
