@@ -137,11 +137,11 @@ def test_edge_tokens_document_imports_unchanged_and_answers_as_the_seed_did(
     ]
     credentials = app(shop, "mobile", {})
 
-    # the deploy reaches the node with the next snapshot; no token → 401
-    wait_for(lambda: gw.get("/orders").status_code == 401)
-    issued = gw.post(
-        "/oauth/token", headers=basic(credentials["client_id"], credentials["client_secret"])
-    )
+    # the deploy, then the app, reach the node with the next snapshots
+    mobile = basic(credentials["client_id"], credentials["client_secret"])
+    wait_for(lambda: gw.post("/oauth/token", headers=mobile).status_code == 200)
+    assert gw.get("/orders").status_code == 401  # no token
+    issued = gw.post("/oauth/token", headers=mobile)
     assert issued.status_code == 200, issued.text
     grant = issued.json()
     assert (grant["token_type"], grant["expires_in"]) == ("Bearer", 900)
