@@ -28,6 +28,9 @@ from portico.runner import settle_heap, use_uvloop
 HOST = "bench.example.com"
 KEY = "bench-key-0123456789"
 LDAP_DN = "cn=bench,ou=users,dc=example,dc=org"
+#: the bench app's edge-auth client (bench/plugins/edge_auth.py)
+CLIENT_ID = "bench-client-0123456789"
+CLIENT_SECRET = "bench-client-secret-" + "0123456789" * 3
 
 
 def snapshot(
@@ -97,6 +100,10 @@ def snapshot(
                     "key-auth": {"key_hash": hashlib.sha256(KEY.encode()).hexdigest()},
                     # bench/plugins/ldap_policy.py binds as this DN
                     "ldap-auth": {"user_dn": LDAP_DN},
+                    "edge-auth": {
+                        "client_id": CLIENT_ID,
+                        "client_secret_hash": hashlib.sha256(CLIENT_SECRET.encode()).hexdigest(),
+                    },
                 },
                 "plugins": [],
                 "app": {

@@ -16,6 +16,7 @@ from portico.management.plugin import models as plugin_models
 from portico.management.product import models as product_models
 from portico.management.revision import models as revision_models
 from portico.management.role import models as role_models
+from portico.management.secret import models as secret_models
 from portico.management.service_account import models as service_account_models
 from portico.management.telemetry import models as telemetry_models
 from portico.management.upstream import models as upstream_models
@@ -82,6 +83,7 @@ __all__ = [
     "revision_models",
     "role_models",
     "saml_store",
+    "secret_models",
     "service_account_models",
     "subscription_models",
     "telemetry_models",

@@ -157,32 +157,33 @@ def test_pairs_become_an_object_grouped_and_redacted(pairs: list[tuple[str, str]
 @given(
     headers=st.lists(st.tuples(NAMES, st.binary(max_size=30)), max_size=70),
     added=st.none() | st.lists(st.tuples(NAMES, TEXT), max_size=4),
-    request_id=st.text("0123456789abcdef-", min_size=1, max_size=36),
+    tag=st.none() | st.tuples(NAMES, st.text("0123456789abcdef-", min_size=1, max_size=36)),
 )
 def test_a_relayed_head_becomes_an_object(
-    headers: list[tuple[str, bytes]], added: list[tuple[str, str]] | None, request_id: str
+    headers: list[tuple[str, bytes]],
+    added: list[tuple[str, str]] | None,
+    tag: tuple[str, str] | None,
 ) -> None:
     lines: list[bytes] = []
     for name, value in headers:
         lines += [name.title().encode(), b": ", value, b"\r\n"]
     asker = Asker()
-    written = REFERENCE.lines_object(lines, asker.wire, asker.verdicts, asker, added, request_id)
+    written = REFERENCE.lines_object(lines, asker.wire, asker.verdicts, asker, added, tag)
     pairs = [(name, value.decode("latin-1")) for name, value in headers]
-    pairs += [*(added or []), ("x-request-id", request_id)]
+    pairs += [*(added or []), *([tag] if tag else [])]
     assert json.loads(written) == expected_object(pairs)
     if C is not None:
         c_asker = Asker()
-        assert (
-            C.lines_object(lines, c_asker.wire, c_asker.verdicts, c_asker, added, request_id)
-            == written
-        )
+        assert C.lines_object(lines, c_asker.wire, c_asker.verdicts, c_asker, added, tag) == written
 
 
 @pytest.mark.parametrize("module", IMPLEMENTATIONS)
 def test_header_objects_refuse_malformed_input(module: ModuleType) -> None:
     asker = Asker()
     with pytest.raises((TypeError, ValueError)):
-        module.lines_object([b"Host", b": "], asker.wire, asker.verdicts, asker, None, "id")
+        module.lines_object([b"Host", b": "], asker.wire, asker.verdicts, asker, None, None)
+    with pytest.raises(TypeError):
+        module.lines_object([], asker.wire, asker.verdicts, asker, None, "x-request-id")
     with pytest.raises((TypeError, ValueError)):
         module.pairs_object([("host", 1)], asker.verdicts, asker)
     assert module.pairs_object([], asker.verdicts, asker) == b"{}"

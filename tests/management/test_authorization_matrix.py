@@ -124,6 +124,9 @@ MATRIX: list[tuple[str, str, str]] = [
     ("GET", "/widgets/{id}", "analytics.read"),
     ("PATCH", "/widgets/{id}", "analytics.manage"),
     ("DELETE", "/widgets/{id}", "analytics.manage"),
+    ("GET", "/secrets", "secret.read"),
+    ("POST", "/secrets", "secret.manage"),
+    ("DELETE", "/secrets/{id}", "secret.manage"),
     ("GET", "/widgets/{id}/data", "analytics.read"),
 ]
 

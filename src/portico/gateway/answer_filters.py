@@ -48,9 +48,9 @@ def filter_headers(
     lower_case: bool,
 ) -> list[tuple[str, str]]:
     """The response's headers: those the plugins set (``ctx.response_headers``), then
-    every header filter's edits. The X-Request-Id set last is also the responder's tag:
-    it is here for what the filters and loggers see. With no filter to see them, the
-    headers are merged as they are."""
+    every header filter's edits. The request id set last is also the responder's tag: it is
+    here for what the filters and loggers see. With no filter to see them, the headers are
+    merged as they are."""
     added = ctx._response_headers
     if not filters:
         if not added:
@@ -62,7 +62,8 @@ def filter_headers(
         seen.update(added)
     for plugin in filters:
         plugin.header_filter(ctx, status, seen)
-    seen["x-request-id"] = ctx.request_id
+    if ctx.request_id_in_response:
+        seen[ctx.request_id_header] = ctx.request_id
     return seen.items()
 
 
@@ -155,12 +156,12 @@ class ObservedAnswer(LineRelay):
             return None
         added = ctx._response_headers
         if not added:
-            ctx.response_head = RelayedHead(response.lines, None, ctx.request_id)
+            ctx.response_head = RelayedHead(response.lines, None, tag)
             return response.lines
         plain = AddedHeaders.of(added)
         if plain is None:
             return None
         lines = plain.lines_after(response, tag)
         if lines is not None:
-            ctx.response_head = RelayedHead(response.lines, plain.pairs, ctx.request_id)
+            ctx.response_head = RelayedHead(response.lines, plain.pairs, tag)
         return lines

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import CookieError, SimpleCookie
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import parse_qs, unquote_plus
 
 from mypy_extensions import mypyc_attr
@@ -42,6 +42,7 @@ from portico.gateway.http.upstream_contract import Timeouts
 
 if TYPE_CHECKING:
     from portico.gateway.http.server import Request
+    from portico.gateway.request_ids import RequestIdPolicy
     from portico.gateway.snapshot import SnapshotConsumer, SnapshotProduct, SnapshotRoute
 
 
@@ -71,6 +72,10 @@ class Reply:
 
 
 BodyFilter = Callable[["RequestContext", bytes, bool], bytes]
+
+#: ``ctx.vars`` key of what plugins expose to log entries: entry key → value (product-quota's
+#: ``ctx_namespace``)
+EXPOSED: Final = "_exposed"
 
 
 class DirectUpstream:
@@ -206,17 +211,21 @@ class RelayedHead:
     """The head of a node's answer relayed as it came, as observers read it (see the module
     docstring): the node's wire lines (``Connection.lines``' pieces), the headers a plugin
     set, sent after them (names lower-cased), and the request id the responder tagged it
-    with. Nothing is taken apart until ``items`` is called (a logger does it when it builds
-    its entries, off the request's path)."""
+    with (its ``tag``: the request id's header, or None when the route's request-id plugin
+    keeps it out of answers). Nothing is taken apart until ``items`` is called (a logger does
+    it when it builds its entries, off the request's path)."""
 
-    __slots__ = ("_added", "_lines", "_request_id")
+    __slots__ = ("_added", "_lines", "_tag")
 
     def __init__(
-        self, lines: list[bytes], added: list[tuple[str, str]] | None, request_id: str
+        self,
+        lines: list[bytes],
+        added: list[tuple[str, str]] | None,
+        tag: tuple[str, str] | None,
     ) -> None:
         self._lines = lines  # a new list per answer: nothing changes it once relayed
         self._added = added
-        self._request_id = request_id
+        self._tag = tag
 
     @property
     def lines(self) -> list[bytes]:
@@ -229,16 +238,18 @@ class RelayedHead:
         return self._added
 
     @property
-    def request_id(self) -> str:
-        return self._request_id
+    def tag(self) -> tuple[str, str] | None:
+        """The request id's header (name lower-cased, value), sent last; None when kept out."""
+        return self._tag
 
     def items(self) -> list[tuple[str, str]]:
         """(name lower-cased, value) pairs in the order sent, as ``ResponseHeaders.items``
-        gives them on the path that takes the head apart (the X-Request-Id last)."""
+        gives them on the path that takes the head apart (the request id last)."""
         pairs = header_pairs(self._lines)
         if self._added:
             pairs.extend(self._added)
-        pairs.append(("x-request-id", self._request_id))
+        if self._tag is not None:
+            pairs.append(self._tag)
         return pairs
 
 
@@ -269,6 +280,10 @@ class RequestContext:
     #: the head as relayed, when observers did not see it in ``header_filter`` (see the module
     #: docstring)
     response_head: RelayedHead | None = None
+    #: the header the request id travels in (upstream, and back unless
+    #: ``request_id_in_response`` is False): the route's request-id plugin may change both
+    request_id_header: str = "x-request-id"
+    request_id_in_response: bool = True
     _upstream_headers: dict[str, str] | None = None
     _remove_upstream_headers: set[str] | None = None
     _response_headers: dict[str, str] | None = None
@@ -379,6 +394,8 @@ class RequestContext:
             return self.request.scheme
         if name == "consumer_name":
             return self.consumer.username if self.consumer else None
+        if name == "request_id":
+            return self.request_id
         if name == "route_id":
             return self.route.id
         if name.startswith("http_"):
@@ -387,6 +404,11 @@ class RequestContext:
             return self.arg(name[4:])
         if name.startswith("cookie_"):
             return _cookie(self.header("cookie"), name[7:])
+        found = self._vars  # what an earlier plugin exposed (product-quota's ctx_namespace)
+        if found is not None:
+            value = found.get(name)
+            if isinstance(value, str):
+                return value
         return None
 
 
@@ -427,6 +449,8 @@ class PluginRuntime(Protocol):
 
     def observes_response(self) -> bool: ...
 
+    def request_ids(self) -> RequestIdPolicy | None: ...
+
 
 # the plugins' runtimes, interpreted, subclass it: see CONVENTIONS.md "Compiled modules"
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -448,6 +472,11 @@ class BasePluginRuntime:
         may not be called, and ``ctx.response_head`` holds the head instead. Asked once per
         chain."""
         return False
+
+    def request_ids(self) -> RequestIdPolicy | None:
+        """How the requests of the route get their id (the request-id plugin's policy), if
+        this plugin says; None leaves the gateway's own. Asked once per chain."""
+        return None
 
 
 class ResponsePhase:

@@ -33,6 +33,7 @@ from portico.gateway.health.checker import HealthChecker
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.registry import PLUGINS, check_plugin
+from portico.gateway.request_ids import RequestIdPolicy
 from portico.gateway.routing.router import Router
 from portico.gateway.snapshot import (
     EnvironmentSnapshot,
@@ -135,9 +136,15 @@ class RouteRuntime:
     #: (environment id, API id, route id): what telemetry rolls this route's requests up by,
     #: read once here (``RequestContext.rollup_key``)
     rollup_key: tuple[str, str, str] = ("", "", "")
+    #: how its requests get their id (its request-id plugin), None: the gateway's own way
+    request_ids: RequestIdPolicy | None = None
 
     def __post_init__(self) -> None:
         self.response_phase, self.loggers = phase_plugins(p for _, p in self.chain)
+        for _, plugin in self.chain:
+            policy = plugin.request_ids()
+            if policy is not None:
+                self.request_ids = policy
 
 
 @dataclass

@@ -10,7 +10,6 @@ the plugin chain lets it through.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -43,7 +42,7 @@ from portico.gateway.http.server import Request, Responder
 from portico.gateway.http.upstream import UpstreamPool
 from portico.gateway.node_options import GatewayOptions
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
-from portico.gateway.request_ids import RequestIds
+from portico.gateway.request_ids import STANDARD_HEADER, VALID_ID, RequestIds
 from portico.gateway.routing.client_address import ClientAddress
 from portico.gateway.routing.paths import PathRejected, normalize_path
 from portico.gateway.sealing import secret_box
@@ -67,7 +66,7 @@ logger: Final = logging.getLogger("portico.gateway")
 FIRST_ANSWERS_SECONDS: Final = 2.0
 #: (a Final alias: see CONVENTIONS.md "Compiled modules")
 _clock: Final = time.perf_counter
-_REQUEST_ID: Final = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_valid_id: Final = VALID_ID.match
 JSON: Final = [("content-type", "application/json")]
 
 
@@ -196,11 +195,11 @@ class Gateway:
         callbacks (``TAKEN``), or continued in a coroutine from the first plugin verdict or
         proxy step that has to wait."""
         incoming_id = request.request_id
-        if incoming_id and _REQUEST_ID.match(incoming_id):
+        if incoming_id and _valid_id(incoming_id):
             request_id = incoming_id
         else:
             request_id = self.request_ids.next()
-        responder.tag = ("x-request-id", request_id)  # on every answer, errors included
+        responder.tag = (STANDARD_HEADER, request_id)  # on every answer, errors included
         host, env_id = self.hosts.lookup(request.host)
         if env_id is None:
             responder.send(404, JSON, error_body("404 Route Not Found"))
@@ -216,6 +215,9 @@ class Gateway:
             responder.send(404, JSON, error_body("404 Route Not Found"))
             return None
         route = env.routes[match.route.id]
+        policy = route.request_ids
+        if policy is not None:  # the route's request-id plugin: its header, its algorithm
+            request_id = policy.assign(request, responder)
         if route.unsupported:
             message = f"503 plugin {route.unsupported[0]} is not supported by this gateway"
             responder.send(503, JSON, error_body(message))
@@ -231,6 +233,9 @@ class Gateway:
             _clock(),
         )
         ctx.rollup_key = route.rollup_key
+        if policy is not None:
+            ctx.request_id_header = policy.header
+            ctx.request_id_in_response = policy.in_response
         if not route.chain:
             return self._proxy_now(env, route, route.response_phase, route.loggers, ctx, responder)
         access = AccessPhase(route.chain, ctx.consumer)

@@ -84,7 +84,7 @@ class Retired:
 
 
 def _indexed_value(credential: Mapping[str, Any]) -> str | None:
-    for field_name in ("key_hash", "key", "username"):
+    for field_name in ("key_hash", "key", "username", "client_id"):
         value = credential.get(field_name)
         if isinstance(value, str):
             return value

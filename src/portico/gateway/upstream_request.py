@@ -85,7 +85,7 @@ def extra_headers(ctx: RequestContext) -> list[tuple[str, str]]:
     removed = ctx._remove_upstream_headers
     if removed:
         request.headers = [(k, v) for k, v in request.headers if k not in removed]
-    extra = [("x-request-id", ctx.request_id)]
+    extra = [(ctx.request_id_header, ctx.request_id)]
     if ctx._upstream_headers:
         extra += [(k, v) for k, v in ctx._upstream_headers.items() if k != "host"]
     return extra

@@ -24,6 +24,7 @@ from portico.management.product.endpoints import router as product_router
 from portico.management.revision.endpoints import router as revision_router
 from portico.management.role.endpoints import router as role_router
 from portico.management.saml.endpoints import router as saml_router
+from portico.management.secret.endpoints import router as secret_router
 from portico.management.service_account.endpoints import router as service_account_router
 from portico.management.telemetry.endpoints import router as telemetry_router
 from portico.management.upstream.endpoints import router as upstream_router
@@ -37,6 +38,7 @@ ROUTERS = (
     role_router,
     group_router,
     service_account_router,
+    secret_router,
     identity_provider_router,
     saml_router,
     environment_router,

@@ -10,12 +10,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+import pytest
 
 from portico.gateway.plugins.product_quota.runtime import month_window, quota_window
+from portico.gateway.plugins.registry import PluginCheckError, check_plugin
 from tests.gateway.plugins.conftest import Served
+from tests.gateway.plugins.test_observability_runtime import Collector, http_logger
+from tests.gateway.plugins.test_observability_runtime import (
+    collector as collector,  # (a fixture)
+)
 from tests.gateway.test_pipeline import plugin, snapshot
 from tests.support.ports import free_port
 from tests.support.redisserver import RedisServer
+from tests.support.waiting import eventually
 
 START = datetime(2026, 3, 10, 12, 0, 0, tzinfo=UTC).timestamp()  # the top of a minute
 KEY_AUTH = plugin("key-auth", 100)
@@ -52,8 +59,11 @@ def world(
     consumers: list[dict[str, Any]],
     products: list[dict[str, Any]],
     policy: str = "fail_close",
+    version: int = 1,
 ) -> dict[str, Any]:
-    document = snapshot(backend, [KEY_AUTH, plugin("product-quota", 230, error_policy=policy)])
+    document = snapshot(
+        backend, [KEY_AUTH, plugin("product-quota", 230, error_policy=policy)], version=version
+    )
     document["consumers"] = consumers
     document["products"] = products
     return document
@@ -258,3 +268,41 @@ async def test_redis_down_fails_closed_or_open_as_configured(served: Any, backen
     assert answer.content == b'{"error":"quota service unavailable"}'
     await gw.apply(world(backend, [app_consumer("a", ["p"])], products, policy="fail_open"))
     assert [a.status_code for a in await calls(client, "a", 3)] == [200, 200, 200]
+
+
+async def test_ctx_namespace_exposes_the_chosen_product_and_app_to_later_plugins_and_logs(
+    served: Any, backend: int, collector: Collector
+) -> None:
+    gw, client, clock = await served(egress_allow=("127.0.0.0/8",))
+    clock.now = START
+    document = world(backend, [app_consumer("a", ["p"])], [product("p", ["api"], quota(2))])
+    chain = document["routes"][0]["plugins"]
+    chain[1]["config"]["ctx_namespace"] = "helix"
+    rewrite = {"set": {"x-product": "$helix_product_name/$helix_app_name"}}
+    chain += [plugin("response-rewrite", 500, headers=rewrite), http_logger(collector.url())]
+    await gw.apply(document)
+    answers = await calls(client, "a", 3)
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert [a.headers.get("x-product") for a in answers] == ["product-p/a"] * 3
+    await eventually(lambda: len(collector.entries()) == 3, what="3 entries sent")
+    expected = {
+        "product": {"id": "p", "name": "product-p"},
+        "app": {"id": "a-a", "name": "a", "developer_id": "dev-1"},
+    }
+    assert [entry["helix"] for entry in collector.entries()] == [expected] * 3
+    # an app that no product covers is named under no namespace
+    await gw.apply(world(backend, [app_consumer("b", [])], [], version=2))
+    refused = await client.get("/x", headers={"apikey": "b"})
+    assert refused.status_code == 403
+    assert "x-product" not in refused.headers
+
+
+def test_ctx_namespace_must_not_hide_an_entry_key() -> None:
+    assert check_plugin("product-quota", {"ctx_namespace": "helix_ns"})[1]
+    for bad, reason in (
+        ("request", "ctx_namespace 'request' is a key of log entries; choose another"),
+        ("9lives", "$.ctx_namespace: does not match the pattern"),
+    ):
+        with pytest.raises(PluginCheckError) as refused:
+            check_plugin("product-quota", {"ctx_namespace": bad})
+        assert refused.value.reason.startswith(reason)

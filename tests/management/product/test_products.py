@@ -545,3 +545,43 @@ async def test_every_change_is_audited(world: World, database: Database) -> None
     assert delete["summary"] == "forced: unsubscribed 1 app"
     assert redeploy["after"]["environmentId"] == world.env_id
     assert create_["actor"]["email"] == world.admin.email
+
+
+async def test_quota_key_scope_is_the_seed_s_name_of_quota_key_scope(world: World) -> None:
+    per_minute = {k: v for k, v in QUOTA.items() if k != "key_scope"}
+    made = await product(world, quota=per_minute, quota_key_scope="developer")
+    assert made["quota"]["key_scope"] == "developer"
+    agreeing = await product(world, "silver", quota=QUOTA, quota_key_scope="app")
+    assert agreeing["quota"]["key_scope"] == "app"
+    changed = await world.call("PATCH", f"/products/{made['id']}", {"quota_key_scope": "app"})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["quota"] == {**per_minute, "key_scope": "app"}
+
+    for body, pointer, detail in (
+        (
+            {"name": "x", "quota": QUOTA, "quota_key_scope": "developer"},
+            "/quota_key_scope",
+            "$.quota_key_scope: 'developer' disagrees with quota.key_scope 'app'; give one",
+        ),
+        (
+            {"name": "x", "quota_key_scope": "app"},
+            "/quota_key_scope",
+            "$.quota_key_scope: needs a quota",
+        ),
+        (
+            {"name": "x", "quota": per_minute, "quota_key_scope": "team"},
+            "/quota_key_scope",
+            None,
+        ),
+    ):
+        refused = await create(world, **body)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["errors"][0]["pointer"] == pointer
+        if detail is not None:
+            assert refused.json()["errors"][0]["detail"] == detail
+    bare = await product(world, "bronze")
+    refused = await world.call("PATCH", f"/products/{bare['id']}", {"quota_key_scope": "app"})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["errors"] == [
+        {"pointer": "/quota_key_scope", "detail": "$.quota_key_scope: needs a quota"}
+    ]

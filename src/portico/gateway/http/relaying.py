@@ -207,9 +207,7 @@ def _relayed(
 def _start_response(
     responder: Responder, response: UpstreamResponse, on_response: OnResponse | None
 ) -> BodyTransform | None:
-    if connection_tokens(response.connection) is None and (
-        not response.named_request_id or responder.tag is None
-    ):
+    if connection_tokens(response.connection) is None and _tag_is_new(response, responder.tag):
         # the usual answer: its header lines relayed as they came, never taken apart
         if on_response is None:
             responder.start_lines(response.status, response.lines, response.content_length)
@@ -225,6 +223,21 @@ def _start_response(
     headers, transform = on_response(response, response_headers(response))  # (may add some)
     responder.start(response.status, headers)
     return transform
+
+
+def _tag_is_new(response: UpstreamResponse, tag: tuple[str, str] | None) -> bool:
+    """Whether none of the node's header lines has the name of the responder's ``tag`` (which
+    is written after them): the request id's header, ``x-request-id`` unless the route's
+    request-id plugin names another."""
+    if tag is None:
+        return True
+    name = tag[0]
+    if name == "x-request-id":
+        return not response.named_request_id  # (told apart as the head was parsed)
+    if not response.name_sizes & name_size_bit(len(name)):
+        return True
+    head = b"\n" + b"".join(response.lines).lower()
+    return head.find(f"\n{name}:".encode("latin-1")) < 0
 
 
 def _relay_failed(

@@ -72,6 +72,31 @@ Regex = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_reg
 HEADER_NAME = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,256}$"
 
 
+#: a secret given by reference (the seed's syntax), resolved by the management service at
+#: deploy: an environment variable of the control plane, or a secret of its store
+ENV_REFERENCE = re.compile(r"\$env://([A-Za-z_][A-Za-z0-9_]{0,127})")
+STORE_REFERENCE = re.compile(r"\$secret://([A-Za-z0-9][A-Za-z0-9._-]{0,63})")
+#: the form deploy gives a resolved secret in a snapshot: sealed under the server secret
+#: (``core.sealing``), opened by the gateway; never accepted from a revision
+SEALED_PREFIX = "$sealed:"
+
+
+def secret_reference(value: str) -> tuple[str, str] | None:
+    """``("env" | "secret", name)`` for a reference, None for any other value; a value
+    that starts like one without being one is a ``ValueError``."""
+    for kind, pattern in (("env", ENV_REFERENCE), ("secret", STORE_REFERENCE)):
+        prefix = f"${kind}://"
+        if value.startswith(prefix):
+            match = pattern.fullmatch(value)
+            if match is None:
+                raise ValueError(
+                    f"{value!r} is not a valid reference: write {prefix}NAME "
+                    + ("(letters, digits, '_')" if kind == "env" else "(letters, digits, '._-')")
+                )
+            return kind, match.group(1)
+    return None
+
+
 class Category(enum.StrEnum):
     SECURITY = "Security"
     AUTHENTICATION = "Authentication"
@@ -106,6 +131,9 @@ class PluginConfig(BaseModel):
 
     #: fields that hold secrets: never echoed back in full by the management API
     secret_fields: ClassVar[frozenset[str]] = frozenset()
+    #: fields that may name their secret by reference (``$env://NAME``, ``$secret://NAME``),
+    #: resolved at deploy into the snapshot's sealed form (``SEALED_PREFIX``)
+    secret_references: ClassVar[frozenset[str]] = frozenset()
 
 
 class ConsumerCredential(BaseModel):
@@ -129,6 +157,9 @@ class PluginSpec:
     phases: tuple[str, ...] = field(default=("request",))
     #: builds the runtime side of one attachment; None: the runtime does not run it yet
     runtime: Callable[[Any, RuntimeServices], PluginRuntime] | None = None
+    #: whether a consumer's own plugins may hold it (False: it acts before the consumer is
+    #: known, as request-id does)
+    consumer_scope: bool = True
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.config.model_json_schema(by_alias=True, mode="validation")

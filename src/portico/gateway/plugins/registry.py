@@ -49,6 +49,38 @@ def _collect() -> Mapping[str, PluginSpec]:
 
 PLUGINS: Mapping[str, PluginSpec] = _collect()
 
+#: the seed product's names for plugins Portico has under a name of its own. Its OpenAPI
+#: documents (``x-helix-gateway``) and revision specs may use them; what is stored, checked
+#: and run is always Portico's name.
+ALIASES: Mapping[str, str] = MappingProxyType(
+    {"helix-auth": "edge-auth", "api-product-enforcer": "product-quota"}
+)
+
+
+def canonical_name(name: str) -> str:
+    """Portico's name of the plugin called ``name`` (``name`` itself unless an alias)."""
+    return ALIASES.get(name, name)
+
+
+def canonical_plugins(plugins: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``plugins`` (name → config) under Portico's names, in the order given, and for every
+    name that means the same plugin as another of the map (an alias beside the name it
+    stands for), a sentence saying so: the caller refuses the map then."""
+    out: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    conflicts: list[str] = []
+    for name, config in plugins.items():
+        canonical = canonical_name(name)
+        if canonical in given:
+            first = given[canonical]
+            conflicts.append(
+                f"plugins {first!r} and {name!r} are the same plugin ({canonical}); keep one"
+            )
+            continue
+        given[canonical] = name
+        out[canonical] = config
+    return out, conflicts
+
 
 class PluginCheckError(Exception):
     """A plugin configuration the runtime would refuse. ``reason`` is what is wrong, in the

@@ -520,6 +520,27 @@ static int is_secret(PyObject *name, PyObject *verdicts, PyObject *asker) {
     return secret;
 }
 
+/* one (name, value) tuple of str into h */
+static int add_pair(Headers *h, PyObject *pair, PyObject *verdicts, PyObject *asker) {
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0)) ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(pair, 1))) {
+        PyErr_SetString(PyExc_TypeError, "pairs must hold (str, str) tuples");
+        return -1;
+    }
+    PyObject *name = PyTuple_GET_ITEM(pair, 0);
+    int secret = is_secret(name, verdicts, asker);
+    if (secret < 0) return -1;
+    const char *value = NULL;
+    Py_ssize_t len = 0;
+    if (!secret) {
+        value = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 1), &len);
+        if (value == NULL) return -1;
+    }
+    Py_INCREF(name);
+    return headers_add(h, name, (const unsigned char *)value, len, 0);
+}
+
 /* pairs (a list of (name, value) tuples of str) into h */
 static int add_pairs(Headers *h, PyObject *pairs, PyObject *verdicts, PyObject *asker) {
     if (!PyList_Check(pairs)) {
@@ -527,24 +548,7 @@ static int add_pairs(Headers *h, PyObject *pairs, PyObject *verdicts, PyObject *
         return -1;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); i++) {
-        PyObject *pair = PyList_GET_ITEM(pairs, i);
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
-            !PyUnicode_Check(PyTuple_GET_ITEM(pair, 0)) ||
-            !PyUnicode_Check(PyTuple_GET_ITEM(pair, 1))) {
-            PyErr_SetString(PyExc_TypeError, "pairs must hold (str, str) tuples");
-            return -1;
-        }
-        PyObject *name = PyTuple_GET_ITEM(pair, 0);
-        int secret = is_secret(name, verdicts, asker);
-        if (secret < 0) return -1;
-        const char *value = NULL;
-        Py_ssize_t len = 0;
-        if (!secret) {
-            value = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 1), &len);
-            if (value == NULL) return -1;
-        }
-        Py_INCREF(name);
-        if (headers_add(h, name, (const unsigned char *)value, len, 0) < 0) return -1;
+        if (add_pair(h, PyList_GET_ITEM(pairs, i), verdicts, asker) < 0) return -1;
     }
     return 0;
 }
@@ -563,17 +567,17 @@ static PyObject *pairs_object(PyObject *module, PyObject *const *args, Py_ssize_
     return out;
 }
 
-/* lines_object(lines, wire, verdicts, asker, added, request_id) */
+/* lines_object(lines, wire, verdicts, asker, added, tag) */
 static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 6 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) ||
-        !PyDict_Check(args[2]) || !PyUnicode_Check(args[5])) {
+        !PyDict_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError,
                         "lines_object(lines: list, wire: dict, verdicts: dict, asker, added, "
-                        "request_id: str)");
+                        "tag)");
         return NULL;
     }
     PyObject *lines = args[0], *wire = args[1], *verdicts = args[2], *asker = args[3];
-    PyObject *added = args[4], *request_id = args[5];
+    PyObject *added = args[4], *tag = args[5];
     Headers h;
     headers_init(&h);
     PyObject *out = NULL;
@@ -615,16 +619,13 @@ static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_
         if (headers_add(&h, name, text, PyBytes_GET_SIZE(value), 1) < 0) goto done;
     }
     if (added != Py_None && add_pairs(&h, added, verdicts, asker) < 0) goto done;
-    static PyObject *request_id_name = NULL;
-    if (request_id_name == NULL) {
-        request_id_name = PyUnicode_InternFromString("x-request-id");
-        if (request_id_name == NULL) goto done;
+    if (tag != Py_None) {
+        if (!PyTuple_Check(tag) || PyTuple_GET_SIZE(tag) != 2) {
+            PyErr_SetString(PyExc_TypeError, "tag must be a (name, value) tuple or None");
+            goto done;
+        }
+        if (add_pair(&h, tag, verdicts, asker) < 0) goto done;
     }
-    Py_ssize_t len;
-    const char *id = PyUnicode_AsUTF8AndSize(request_id, &len);
-    if (id == NULL) goto done;
-    Py_INCREF(request_id_name);
-    if (headers_add(&h, request_id_name, (const unsigned char *)id, len, 0) < 0) goto done;
     out = headers_written(&h);
 done:
     headers_free(&h);
@@ -639,7 +640,7 @@ static PyMethodDef METHODS[] = {
     {"pairs_object", (PyCFunction)(void (*)(void))pairs_object, METH_FASTCALL,
      "pairs_object(pairs, verdicts, asker): headers as a JSON object."},
     {"lines_object", (PyCFunction)(void (*)(void))lines_object, METH_FASTCALL,
-     "lines_object(lines, wire, verdicts, asker, added, request_id): a relayed head as a "
+     "lines_object(lines, wire, verdicts, asker, added, tag): a relayed head as a "
      "JSON object."},
     {NULL, NULL, 0, NULL},
 };

@@ -115,12 +115,12 @@ def lines_object(
     verdicts: dict[str, bool],
     asker: Verdicts,
     added: list[tuple[str, str]] | None,
-    request_id: str,
+    tag: tuple[str, str] | None,
 ) -> bytes:
     """A head relayed as it came, as a JSON object: the node's header lines (name, ``": "``,
     value, CRLF, as ``Connection.lines`` keeps them; values latin-1), then ``added`` (the
-    headers a plugin set), then the X-Request-Id. ``wire``: the node's names already met
-    (``asker.wire_name`` reads the others)."""
+    headers a plugin set), then ``tag`` (the request id's header, if sent). ``wire``: the
+    node's names already met (``asker.wire_name`` reads the others)."""
     if len(lines) % 4:
         raise ValueError("lines come four to a header")
     pairs: list[tuple[str, str]] = []
@@ -133,5 +133,8 @@ def lines_object(
         pairs.append((name, REDACTED if secret else lines[i + 2].decode("latin-1")))
     if added:
         pairs.extend(_redacted(added, verdicts, asker))
-    pairs.append(("x-request-id", request_id))
+    if tag is not None:
+        if not isinstance(tag, tuple) or len(tag) != 2:
+            raise TypeError("tag must be a (name, value) tuple or None")
+        pairs.extend(_redacted([tag], verdicts, asker))
     return _write(pairs)

@@ -32,6 +32,7 @@ from mypy_extensions import mypyc_attr
 
 from portico import __version__
 from portico.gateway.context import (
+    EXPOSED,
     Access,
     BasePluginRuntime,
     RequestContext,
@@ -260,6 +261,36 @@ _PIECES: Final = (
 )
 _NOTHING: Final = b""
 _EMPTY_OBJECT: Final = b"{}"
+#: the keys an entry has of its own: what plugins expose (``EXPOSED``) never hides one
+_ENTRY_KEYS: Final = frozenset(
+    {
+        "request",
+        "response",
+        "upstream",
+        "latency",
+        "upstream_latency",
+        "client_ip",
+        "start_time",
+        "request_id",
+        "route_id",
+        "route_name",
+        "api_id",
+        "api_name",
+        "environment_id",
+        "server",
+        "consumer",
+    }
+)
+
+
+def _exposed_fields(exposed: dict[str, Any]) -> bytes:
+    """What plugins exposed to log entries (product-quota's ``ctx_namespace``), as the
+    entry's last fields: under names that hide none of the entry's own."""
+    return b"".join(
+        b"," + orjson.dumps(key) + b":" + orjson.dumps(value, default=str)
+        for key, value in exposed.items()
+        if key not in _ENTRY_KEYS
+    )
 
 
 def _body_field(data: bytes | bytearray) -> bytes:
@@ -285,7 +316,8 @@ class RouteLog:
             "server": {"hostname": node_id, "version": __version__},
         }
         route_fields = b"," + orjson.dumps(fields)[1:-1]
-        self.pieces = (*_PIECES, route_fields, b"}")  # the consumer's field between these
+        # the consumer's field (and what plugins expose) between the last two
+        self.pieces = (*_PIECES, route_fields, b"}")
 
 
 class EntryEncoder:
@@ -369,7 +401,7 @@ class EntryEncoder:
                     verdicts,
                     redaction,
                     head.added,
-                    head.request_id,
+                    head.tag,
                 )
         response_body = _NOTHING
         if self.response_body:
@@ -395,9 +427,17 @@ class EntryEncoder:
             ctx.client_ip,
             start_time,
             ctx.request_id,
-            self.consumer_field(ctx.consumer),
+            self.last_fields(ctx, found),
         )
         return _render(route.pieces, values)
+
+    def last_fields(self, ctx: RequestContext, found: dict[str, Any] | None) -> bytes:
+        """The consumer's field, and what plugins exposed to the entry, if any."""
+        consumer = self.consumer_field(ctx.consumer)
+        exposed = found.get(EXPOSED) if found is not None else None
+        if not exposed:
+            return consumer
+        return consumer + _exposed_fields(exposed)
 
 
 class Built:

@@ -22,6 +22,11 @@ What is checked is what the conversion relies on, not the whole OpenAPI schema:
   ``$ref`` is not supported;
 * ``x-portico`` (document root and operations only) holds ``plugins``: plugin name → config.
   Configs are not validated here; deploy runs every plugin's own validation (seed).
+  ``x-helix-gateway``, the seed product's vendor extension, is read exactly the same way
+  (both in one place is refused): the seed's names of plugins Portico names otherwise
+  (``helix-auth`` → ``edge-auth``, ``api-product-enforcer`` → ``product-quota``) are stored
+  under Portico's, and keys starting with ``_`` in its plugin blocks (``_meta``, comments)
+  are dropped; :class:`ImportedApi` lists both for the import's answer.
 
 Reading the upload (JSON or YAML, size and depth limits) is
 :mod:`portico.management.api.openapi_document`'s part.
@@ -30,6 +35,7 @@ Reading the upload (JSON or YAML, size and depth limits) is
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,6 +50,7 @@ from portico.core.openapi_document import (
     shorten,
 )
 from portico.core.validation import Loc, json_pointer
+from portico.gateway.plugins.registry import canonical_name, canonical_plugins
 
 __all__ = [
     "DESC_TOO_LONG",
@@ -66,6 +73,9 @@ OPERATION_METHODS = ("get", "put", "post", "delete", "options", "head", "patch",
 
 _PATH_ITEM_FIELDS = frozenset({"summary", "description", "servers", "parameters"})
 _EXTENSION = "x-portico"
+#: the seed product's vendor extension, read exactly as ``x-portico``
+_SEED_EXTENSION = "x-helix-gateway"
+_EXTENSIONS = (_EXTENSION, _SEED_EXTENSION)
 _EXTENSION_FIELDS = ("plugins",)
 _VERSION = re.compile(r"3\.[01]\.[0-9]+", re.ASCII)
 _TEMPLATE = re.compile(r"\{([^{}]*)\}")
@@ -81,6 +91,10 @@ class ImportedApi:
     service_spec: dict[str, Any]
     route_spec: list[dict[str, Any]]
     document: dict[str, Any]
+    #: every plugin stored under another name than the document's: ``{pointer, from, to}``
+    renamed: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    #: the ``_``-keys of ``x-helix-gateway`` plugin blocks left out (their pointers)
+    dropped: list[str] = dataclasses.field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,6 +139,10 @@ class _Converter:
         self.errors: list[dict[str, str]] = []
         #: operationId → pointer of the operation that uses it first
         self.operation_ids: dict[str, str] = {}
+        #: plugins named as the seed product names them: ``{pointer, from, to}``
+        self.renamed: list[dict[str, str]] = []
+        #: pointers of the ``_``-keys dropped from ``x-helix-gateway`` plugin blocks
+        self.dropped: list[str] = []
 
     def fail(self, loc: Loc, detail: str) -> None:
         self.errors.append({"pointer": json_pointer(loc), "detail": detail})
@@ -141,6 +159,8 @@ class _Converter:
             service_spec={"name": name, "desc": desc, "plugins": service_plugins},
             route_spec=routes,
             document=self.doc,
+            renamed=self.renamed,
+            dropped=self.dropped,
         )
 
     # ---- info
@@ -185,22 +205,33 @@ class _Converter:
             return None
         return value or None
 
-    # ---- x-portico
+    # ---- x-portico and x-helix-gateway
 
     def plugins(self, owner: dict[str, Any], loc: Loc) -> dict[str, Any]:
-        """``x-portico.plugins`` of the document root or of an operation (``{}`` if none)."""
-        extension = owner.get(_EXTENSION)
-        if extension is None:  # absent, or YAML's empty ``x-portico:``
+        """The ``plugins`` of the document root's or an operation's extension (``{}`` if
+        none): ``x-portico``, or the seed product's ``x-helix-gateway`` read the same way
+        (its plugin names under Portico's, its ``_``-keys dropped); not both."""
+        present = [name for name in _EXTENSIONS if owner.get(name) is not None]
+        if len(present) > 1:
+            self.fail(
+                (*loc, present[1]),
+                f"{present[0]} and {present[1]} are both present here: they are read the same "
+                "way; keep one",
+            )
             return {}
-        xloc = (*loc, _EXTENSION)
+        if not present:  # absent, or YAML's empty ``x-portico:``
+            return {}
+        extension_name = present[0]
+        extension = owner[extension_name]
+        xloc = (*loc, extension_name)
         if not isinstance(extension, dict):
-            self.fail(xloc, "x-portico: must be an object")
+            self.fail(xloc, f"{extension_name}: must be an object")
             return {}
         for key in extension:
             if key not in _EXTENSION_FIELDS:
                 self.fail(
                     (*xloc, key),
-                    f"x-portico: unknown property {shorten(repr(key))}; "
+                    f"{extension_name}: unknown property {shorten(repr(key))}; "
                     "only 'plugins' is supported",
                 )
         plugins = extension.get("plugins")
@@ -210,6 +241,7 @@ class _Converter:
         if not isinstance(plugins, dict):
             self.fail(ploc, "plugins: must be an object of plugin name to configuration")
             return {}
+        seed = extension_name == _SEED_EXTENSION
         out: dict[str, Any] = {}
         for name, config in plugins.items():
             if not name.strip():
@@ -218,9 +250,34 @@ class _Converter:
                 out[name] = {}
             elif not isinstance(config, dict):
                 self.fail((*ploc, name), f"{shorten(name)}: plugin configuration must be an object")
+            elif seed:
+                out[name] = self.seed_config(config, (*ploc, name))
             else:
                 out[name] = copy.deepcopy(config)
-        return out
+        canonical, conflicts = canonical_plugins(out)
+        for conflict in conflicts:
+            self.fail(ploc, conflict)
+        for name in out:
+            if canonical_name(name) != name:
+                self.renamed.append(
+                    {
+                        "pointer": json_pointer((*ploc, name)),
+                        "from": name,
+                        "to": canonical_name(name),
+                    }
+                )
+        return canonical
+
+    def seed_config(self, config: dict[str, Any], loc: Loc) -> dict[str, Any]:
+        """A plugin block of ``x-helix-gateway`` without its ``_``-keys (the seed product's
+        ``_meta``, comments): dropped and reported, not refused."""
+        kept: dict[str, Any] = {}
+        for key, value in config.items():
+            if key.startswith("_"):
+                self.dropped.append(json_pointer((*loc, key)))
+            else:
+                kept[key] = copy.deepcopy(value)
+        return kept
 
     # ---- paths and operations
 
@@ -255,10 +312,10 @@ class _Converter:
                 route = self.operation(operation, (*loc, key), key.upper(), uri)
                 if route is not None:
                     routes.append(route)
-            elif key == _EXTENSION:
+            elif key in _EXTENSIONS:
                 self.fail(
                     (*loc, key),
-                    "x-portico is read on the document root and on operations, not on a path item",
+                    f"{key} is read on the document root and on operations, not on a path item",
                 )
             elif key not in _PATH_ITEM_FIELDS and not key.startswith("x-"):
                 self.fail(

@@ -32,9 +32,25 @@ UNSUPPORTED = (
 )
 
 
+class PluginRenamed(ReadSchema):
+    pointer: str = Field(description="Where the document names the plugin.")
+    from_: str = Field(alias="from", description="The name the document uses (the seed's).")
+    to: str = Field(description="Portico's name, under which it is stored.")
+
+
 class ImportResult(ReadSchema):
     api: ApiRead
     revision: RevisionRead = Field(description="Revision 1: one route per operation.")
+    renamed_plugins: list[PluginRenamed] = Field(
+        default_factory=list,
+        description="Plugins the document names as the seed product does (x-helix-gateway: "
+        "helix-auth, api-product-enforcer), stored under Portico's names.",
+    )
+    dropped_keys: list[str] = Field(
+        default_factory=list,
+        description="Pointers of the keys starting with '_' (_meta, comments) left out of "
+        "x-helix-gateway plugin blocks.",
+    )
 
 
 _DOC = {
@@ -80,6 +96,8 @@ async def import_openapi(request: Request, caller: Creator, session: SessionDep)
 
     Plugins come from ``x-portico.plugins`` at the document root (service scope) and on each
     operation (route scope); their configurations are checked at deploy, like any revision's.
+    ``x-helix-gateway`` (the seed product's extension) is read the same way: the answer lists
+    the plugins stored under Portico's names and the ``_``-keys left out.
     """
     raw, pointer = await _document_of(request)
     try:
@@ -103,7 +121,10 @@ async def import_openapi(request: Request, caller: Creator, session: SessionDep)
     )
     await session.flush()
     return ImportResult(
-        api=ApiRead.of(api, 1, api_view.deployments), revision=RevisionRead.of(*revision)
+        api=ApiRead.of(api, 1, api_view.deployments),
+        revision=RevisionRead.of(*revision),
+        renamed_plugins=[PluginRenamed.model_validate(item) for item in imported.renamed],
+        dropped_keys=imported.dropped,
     )
 
 

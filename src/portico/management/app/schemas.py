@@ -24,8 +24,8 @@ AppPlugins = Annotated[
     Field(
         description='Credentials of the app\'s consumer: {"key-auth": {}} generates a key, '
         '{"basic-auth": {}} a username and password, {"jwt-auth": {}} a key and an HS256 '
-        "secret, each returned once in the response; other plugins apply to the app's "
-        "traffic (consumer scope).",
+        'secret, {"edge-auth": {}} an OAuth 2.0 client id and secret, each returned once in '
+        "the response; other plugins apply to the app's traffic (consumer scope).",
     ),
 ]
 
@@ -61,7 +61,8 @@ class CredentialRotate(WriteSchema):
         le=30 * 86400,
         description=(
             "How long the replaced credentials keep working (0: not at all): the old "
-            "key-auth key, basic-auth password, and jwt-auth tokens signed for the old key."
+            "key-auth key, basic-auth password, jwt-auth tokens signed for the old key, "
+            "edge-auth client id and secret and the tokens issued to it."
         ),
     )
 

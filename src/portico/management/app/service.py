@@ -282,14 +282,17 @@ async def rotate(
     data: CredentialRotate,
     box: SecretBox,
 ) -> AppView:
-    """A new key-auth key, basic-auth password and jwt-auth key id and secret (those the app
-    has); the replaced ones keep working for ``graceSeconds``: the old key, the old password,
-    tokens signed for the old key id."""
+    """A new key-auth key, basic-auth password, jwt-auth key id and secret, edge-auth client
+    id and secret (those the app has); the replaced ones keep working for ``graceSeconds``:
+    the old key, the old password, tokens signed for the old key id, the old client id and
+    secret (and the tokens issued to it)."""
     app = await get_app(session=session, caller=caller, app_id=app_id)
     consumer = await ConsumerRepository(session).get(app.consumer_id)
     assert consumer is not None
     current: dict[str, Any] = dict(consumer.plugins or {})
-    rotating = [name for name in ("key-auth", "basic-auth", "jwt-auth") if name in current]
+    rotating = [
+        name for name in ("key-auth", "basic-auth", "jwt-auth", "edge-auth") if name in current
+    ]
     if not rotating:
         raise BadRequest("the app has no credential to rotate")
     sent: dict[str, dict[str, Any]] = {}
@@ -298,7 +301,7 @@ async def rotate(
             sent[name] = {}
         elif name == "basic-auth":
             sent[name] = {"username": stored["username"]}
-        elif name == "jwt-auth":
+        elif name in ("jwt-auth", "edge-auth"):  # edge-auth: a new client id and secret
             sent[name] = {}
         else:
             sent[name] = stored

@@ -10,6 +10,8 @@ No secret field of a credential (``ConsumerCredential.secret_fields``) is stored
   iterations. Not argon2 like account passwords: a gateway verifies this hash on every request,
   and a memory-hard hash tuned for interactive logins (tens of milliseconds and MiBs each)
   would make every Basic request that slow and hand attackers a cheap way to exhaust nodes.
+- edge-auth ``client_secret``: SHA-256 hex, as key-auth's key (generated with 256 random
+  bits, or at least 32 characters); the ``client_id`` is an identifier and stays in clear.
 - any other secret field (jwt-auth ``secret``): encrypted with Fernet under a key derived from
   the server secret, because the gateway must recover an HMAC secret to verify signatures.
 
@@ -50,6 +52,7 @@ IDENTITY: Mapping[str, tuple[str, str]] = {
     "basic-auth": ("username", "username"),
     "jwt-auth": ("key", "key"),
     "ldap-auth": ("user_dn", "user_dn"),
+    "edge-auth": ("client_id", "client_id"),
 }
 
 
@@ -64,6 +67,10 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def generate_client_id() -> str:
+    return secrets.token_hex(16)
+
+
 # ------------------------------------------------------------------------------ stored forms
 
 
@@ -76,6 +83,9 @@ def seal(plugin: str, credential: Mapping[str, Any], box: SecretBox) -> dict[str
     if plugin == "basic-auth":
         password = str(clear.pop("password"))
         return {**clear, "password_hash": hash_password(password)}
+    if plugin == "edge-auth":
+        client_secret = str(clear.pop("client_secret"))
+        return {**clear, "client_secret_hash": hash_key(client_secret)}
     spec = PLUGINS[plugin]
     assert spec.consumer is not None
     for name in spec.consumer.secret_fields:
@@ -90,6 +100,8 @@ def public_credential(plugin: str, stored: Mapping[str, Any]) -> dict[str, Any]:
         return {"keyHint": stored.get("key_hint", "")}
     if plugin == "basic-auth":
         return {**{k: v for k, v in stored.items() if k != "password_hash"}, "password": MASK}
+    if plugin == "edge-auth":
+        return {"client_id": stored.get("client_id", ""), "client_secret": MASK}
     shown = {k: v for k, v in stored.items() if not k.endswith("_encrypted")}
     for name in stored:
         if name.endswith("_encrypted"):
@@ -135,6 +147,10 @@ def prepare(
         raise PluginCheckError(
             name, f"{name} keeps no credential on a consumer; attach it to a service or a route"
         )
+    if spec is not None and not spec.consumer_scope:
+        raise PluginCheckError(
+            name, f"{name} acts before the consumer is known; attach it to a service or a route"
+        )
     config, missing = unmasked_fields(
         raw, current, spec.config.secret_fields if spec else frozenset()
     )
@@ -161,6 +177,8 @@ def _credential(
         if not raw:
             key = generate_key()
             return seal(name, {"key": key}, box), {"key": key}
+    if name == "edge-auth":
+        return _edge_credential(spec, raw, current, box)
     clear, kept_hash = dict(raw), None
     for field in sorted(spec.consumer.secret_fields):
         if clear.get(field) != MASK:
@@ -185,6 +203,38 @@ def _credential(
         del credential["password"]
         return {**credential, "password_hash": kept_hash}, None
     return seal(name, credential, box), None
+
+
+def _edge_credential(
+    spec: PluginSpec, raw: dict[str, Any], current: dict[str, Any] | None, box: SecretBox
+) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """An edge-auth credential: ``{}`` generates both the client id and secret; a client id
+    alone gets a generated secret; the answer's public form sent back (the secret masked)
+    keeps the stored one. What was generated is shown once."""
+    assert spec.consumer is not None
+    if current is not None and raw == public_credential(spec.name, current):
+        return dict(current), None
+    clear = dict(raw)
+    if clear.get("client_secret") == MASK:
+        raise PluginCheckError(
+            spec.name,
+            "client_secret is masked but the client id changed; send a new client_secret or "
+            "omit it to have one generated",
+            "/client_secret",
+        )
+    generated: dict[str, str] = {}
+    if "client_id" not in clear:
+        clear["client_id"] = generated["client_id"] = generate_client_id()
+    if "client_secret" not in clear:
+        clear["client_secret"] = generated["client_secret"] = generate_key()
+    try:
+        credential = spec.consumer.model_validate(clear).model_dump(exclude_none=True)
+    except ValidationError as error:
+        first = min(error.errors(), key=lambda e: e["type"] != "missing")
+        raise PluginCheckError(spec.name, reason_of(first), json_pointer(first["loc"])) from None
+    if generated:  # the id is shown with a generated secret: the pair is what a client needs
+        generated = {"client_id": credential["client_id"], **generated}
+    return seal(spec.name, credential, box), generated or None
 
 
 def _nothing_to_keep(field: str) -> str:

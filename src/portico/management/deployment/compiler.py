@@ -10,10 +10,12 @@ the gateway receives.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from portico.core.errors import BadRequest, ValidationFailed
+from portico.core.validation import json_pointer
+from portico.gateway.plugins.registry import PLUGINS
 from portico.gateway.snapshot import PluginAttachment, SnapshotRoute
 from portico.management.plugin.attachments import check_attachments, effective_plugins
 
@@ -32,6 +34,8 @@ class RevisionSource:
     service_spec: Mapping[str, Any]
     route_spec: Sequence[Any]
     upstream_id: str | None  # bound for the environment being compiled for
+    #: the secrets its deployment resolved (``deployment.secrets``): pointer → sealed value
+    sealed: Mapping[str, str] = field(default_factory=dict)
 
 
 def compile_revision(
@@ -42,10 +46,13 @@ def compile_revision(
     if source.upstream_id is None:
         raise BadRequest(UPSTREAM_NOT_CONFIGURED)
     service = check_attachments(source.service_spec.get("plugins") or {}, "service", "/serviceSpec")
+    service = with_sealed(service, "/serviceSpec", source.sealed)
     routes: list[SnapshotRoute] = []
     for index, route in enumerate(source.route_spec):
         pointer = f"/routeSpec/{index}"
-        own = check_attachments(route["plugins"], "route", pointer)
+        own = with_sealed(
+            check_attachments(route["plugins"], "route", pointer), pointer, source.sealed
+        )
         routes.append(
             SnapshotRoute(
                 id=f"{source.revision_id}:{index}",
@@ -64,6 +71,28 @@ def compile_revision(
             )
         )
     return routes
+
+
+def with_sealed(
+    attachments: list[PluginAttachment], at: str, sealed: Mapping[str, str]
+) -> list[PluginAttachment]:
+    """``attachments`` of the scope at ``at`` with their reference fields given the sealed
+    values the deployment resolved (those it resolved nothing for are left as they are: a
+    gateway then refuses the route's traffic, 503, rather than run without the secret)."""
+    if not sealed:
+        return attachments
+    out: list[PluginAttachment] = []
+    for attachment in attachments:
+        spec = PLUGINS.get(attachment.name)
+        update: dict[str, Any] = {}
+        for name in spec.config.secret_references if spec is not None else ():
+            found = sealed.get(f"{at}/plugins{json_pointer([attachment.name, name])}")
+            if found is not None:
+                update[name] = found
+        if update:
+            attachment = attachment.model_copy(update={"config": {**attachment.config, **update}})
+        out.append(attachment)
+    return out
 
 
 def _require_route_plugins(route_spec: Sequence[Any]) -> None:

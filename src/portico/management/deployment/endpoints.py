@@ -19,6 +19,7 @@ from portico.management.deployment.schemas import (
     UndeployResult,
 )
 from portico.management.deployment.service import ApiNotFound, RevisionNotFound
+from portico.management.secret.endpoints import Keys
 
 router = APIRouter(prefix="/api/orgs/{orgId}/apis", tags=["deployments"])
 Deployer = Annotated[OrgCaller, Depends(require("api.deploy"))]
@@ -36,7 +37,12 @@ REVISION = "/{apiId}/revisions/{revisionId}"
     ),
 )
 async def deploy_revision(
-    apiId: str, revisionId: str, body: DeployRequest, caller: Deployer, session: SessionDep
+    apiId: str,
+    revisionId: str,
+    body: DeployRequest,
+    caller: Deployer,
+    session: SessionDep,
+    keys: Keys,
 ) -> DeployResult:
     """Validate the revision as the gateway will run it and make it live in the environment."""
     outcome = await deployment_service.deploy(
@@ -46,6 +52,7 @@ async def deploy_revision(
         revision_id=parse_id(revisionId, RevisionNotFound),
         env_id=body.environment_id,
         force=body.force,
+        keys=keys,
     )
     assert outcome.deployment is not None
     return DeployResult(
@@ -62,7 +69,12 @@ async def deploy_revision(
     responses=problems(Conflict, detail="A route conflicts with another deployed API's."),
 )
 async def dry_run_revision(
-    apiId: str, revisionId: str, body: EnvironmentRequest, caller: Deployer, session: SessionDep
+    apiId: str,
+    revisionId: str,
+    body: EnvironmentRequest,
+    caller: Deployer,
+    session: SessionDep,
+    keys: Keys,
 ) -> DryRunResult:
     """Every check of a deploy, with warnings; nothing is changed."""
     outcome, _ = await deployment_service.check(
@@ -72,6 +84,7 @@ async def dry_run_revision(
         revision_id=parse_id(revisionId, RevisionNotFound),
         env_id=body.environment_id,
         force=True,  # a dry-run reports a live revision as a warning, not a failure
+        keys=keys,
     )
     result = DryRunResult(
         success=True,

@@ -24,6 +24,7 @@ from portico.management.api.repository import ApiRepository
 from portico.management.deployment import analysis
 from portico.management.deployment.compiler import compile_revision
 from portico.management.deployment.repository import DeploymentRepository
+from portico.management.deployment.secrets import seal_secrets
 from portico.management.deployment.snapshot import (
     EnvironmentState,
     compile_state,
@@ -56,6 +57,8 @@ class Outcome:
     routes: list[SnapshotRoute]
     warnings: list[str] = field(default_factory=list)
     deployment: Deployment | None = None
+    #: the secrets its plugins name, resolved and sealed (``deployment.secrets``)
+    sealed: dict[str, str] = field(default_factory=dict)
 
 
 async def _load(
@@ -83,8 +86,10 @@ async def check(
     revision_id: uuid.UUID,
     env_id: uuid.UUID,
     force: bool,
+    keys: tuple[str, ...],
 ) -> tuple[Outcome, EnvironmentState]:
-    """Every deploy check, in order; raises the first failure. Changes nothing."""
+    """Every deploy check, in order; raises the first failure. Changes nothing. ``keys``:
+    the server's, which open the secret store and seal what gateways get."""
     api, revision, env = await _load(session, caller, api_id, revision_id, env_id)
     check_stored_specs(revision.service_spec, revision.route_spec)
     state = await load_state(session, env)
@@ -113,6 +118,7 @@ async def check(
     outcome = Outcome(
         api, revision, env, candidate, replaces + analysis.warnings(candidate, upstreams)
     )
+    outcome.sealed = await seal_secrets(session, caller.org_id, source, keys)
     return outcome, state
 
 
@@ -124,6 +130,7 @@ async def deploy(
     revision_id: uuid.UUID,
     env_id: uuid.UUID,
     force: bool,
+    keys: tuple[str, ...],
 ) -> Outcome:
     env = await environment_service.get(session=session, caller=caller, env_id=env_id)
     await EnvironmentRepository(session).lock(env.id)  # before reading what is deployed there
@@ -134,6 +141,7 @@ async def deploy(
         revision_id=revision_id,
         env_id=env_id,
         force=force,
+        keys=keys,
     )
     version = await EnvironmentRepository(session).latest_version(env.id) + 1
     deployment = await DeploymentRepository(session).of_api_in(outcome.api.id, env.id)
@@ -152,6 +160,7 @@ async def deploy(
     deployment.deployed_at = utcnow()
     deployment.deployed_by = caller.user_id
     deployment.config_version = version
+    deployment.sealed_secrets = outcome.sealed
     await session.flush()
     reason = f"deploy {outcome.api.name} revision {outcome.revision.number}"
     await publish(session, env, reason)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -63,7 +63,14 @@ class EnvironmentState:
     products: list[SnapshotProduct] = field(default_factory=list)
 
 
-def source_of(api: Api, revision: Revision, env_id: uuid.UUID) -> RevisionSource:
+def source_of(
+    api: Api,
+    revision: Revision,
+    env_id: uuid.UUID,
+    sealed: Mapping[str, str] | None = None,
+) -> RevisionSource:
+    """What compiles ``revision`` for ``env_id``; ``sealed``: the secrets its deployment
+    there resolved (none for a revision being checked for a deploy)."""
     binding = next((b for b in revision.bindings if b.environment_id == env_id), None)
     return RevisionSource(
         api_id=str(api.id),
@@ -73,13 +80,14 @@ def source_of(api: Api, revision: Revision, env_id: uuid.UUID) -> RevisionSource
         service_spec=revision.service_spec or {},
         route_spec=revision.route_spec or [],
         upstream_id=str(binding.upstream_id) if binding else None,
+        sealed=dict(sealed or {}),
     )
 
 
 async def load_state(session: AsyncSession, env: Environment) -> EnvironmentState:
     deployments = DeploymentRepository(session)
     deployed = [
-        DeployedRevision(d, source_of(a, r, env.id))
+        DeployedRevision(d, source_of(a, r, env.id, d.sealed_secrets))
         for d, r, a in await deployments.in_environment(env.id)
     ]
     upstreams = {str(u.id): upstream_of(u) for u in await deployments.bound_upstreams(env.id)}

@@ -73,6 +73,11 @@ class Deployment(IdMixin, Base):
         ForeignKey("users.id", ondelete="SET NULL"), default=None
     )
     config_version: Mapped[int]
+    #: the secrets its plugins name (``$env://``, ``$secret://``, literals of
+    #: ``secret_references`` fields), resolved when it was deployed and sealed for gateways:
+    #: pointer of the field in the revision (``/routeSpec/0/plugins/edge-auth/signing_secret``)
+    #: → sealed value. Stable across the snapshots it is published in.
+    sealed_secrets: Mapped[dict[str, str]] = mapped_column(json_type(), default=dict)
 
 
 class EnvironmentConfig(IdMixin, Base):

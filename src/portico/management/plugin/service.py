@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from portico.core.errors import NotFound, ValidationFailed
 from portico.core.schema import NUL_REFUSED, find_nul
 from portico.core.validation import json_path, json_pointer
-from portico.gateway.plugins.base import PluginSpec
+from portico.gateway.plugins.base import SEALED_PREFIX, PluginSpec, secret_reference
 from portico.gateway.plugins.registry import (
     PLUGINS,
     PluginCheckError,
@@ -76,6 +76,22 @@ async def get_global(*, session: AsyncSession, env: Environment, name: str) -> G
     return row
 
 
+def _no_reference(spec: PluginSpec, config: Any) -> None:
+    """A global plugin is published as it is set: no deploy resolves a secret reference in
+    it, so the secret itself is given here (``$env://``, ``$secret://`` are a revision's)."""
+    for field in sorted(spec.config.secret_references):
+        value = config.get(field) if isinstance(config, dict) else None
+        if not isinstance(value, str):
+            continue
+        if value.startswith(SEALED_PREFIX) or secret_reference(value) is not None:
+            raise PluginCheckError(
+                spec.name,
+                f"{field}: references are resolved when a revision is deployed; a global "
+                "plugin takes the secret itself",
+                f"/{field}",
+            )
+
+
 async def put_global(
     *, session: AsyncSession, caller: OrgCaller, env: Environment, name: str, config: Any
 ) -> tuple[GlobalPlugin, int]:
@@ -84,7 +100,8 @@ async def put_global(
     if nul is not None:
         raise ValidationFailed.at(json_pointer(nul), f"{json_path(nul)}: {NUL_REFUSED}")
     try:
-        check_plugin(name, config)  # the runtime's own check, with its messages
+        spec, _ = check_plugin(name, config)  # the runtime's own check, with its messages
+        _no_reference(spec, config)
     except PluginCheckError as error:
         raise PluginConfigInvalid(
             error.message, errors=[{"pointer": error.pointer, "detail": error.reason}]

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from portico.core.schema import ReadSchema, WriteSchema, no_control_characters, plain_text
+from portico.core.validation import invalid
 
 MAX_APIS = 100
 #: the largest quota limit and interval: counters are signed 64-bit integers
@@ -61,6 +62,30 @@ class Quota(WriteSchema):
         return value
 
 
+_QUOTA_KEY_SCOPE = (
+    "The seed product's name of quota.key_scope (sent beside quota, or alone on a change to "
+    "set the stored quota's); giving both with different values is refused."
+)
+
+
+def _key_scope_synonym(
+    quota: Quota | None, key_scope: KeyScope | None, *, needs_quota: bool
+) -> None:
+    """``quota_key_scope`` folded into ``quota.key_scope`` (the seed product's field)."""
+    if key_scope is None:
+        return
+    if quota is None:
+        if needs_quota:
+            invalid(("quota_key_scope",), "needs a quota")
+        return
+    if "key_scope" in quota.model_fields_set and quota.key_scope != key_scope:
+        invalid(
+            ("quota_key_scope",),
+            f"{key_scope!r} disagrees with quota.key_scope {quota.key_scope!r}; give one",
+        )
+    quota.key_scope = key_scope
+
+
 class ProductCreate(WriteSchema):
     name: ProductName = Field(description=_NAME)
     display_name: DisplayName | None = Field(None, description=_DISPLAY)
@@ -69,6 +94,14 @@ class ProductCreate(WriteSchema):
     quota: Quota | None = Field(
         None, description="Without a quota, traffic through the product is refused (403)."
     )
+    quota_key_scope: KeyScope | None = Field(
+        None, alias="quota_key_scope", description=_QUOTA_KEY_SCOPE
+    )
+
+    @model_validator(mode="after")
+    def _synonym(self) -> Self:
+        _key_scope_synonym(self.quota, self.quota_key_scope, needs_quota=True)
+        return self
 
 
 class ProductUpdate(WriteSchema):
@@ -79,6 +112,15 @@ class ProductUpdate(WriteSchema):
     description: Description | None = None
     api_ids: ApiIds | None = Field(None, description="Replaces the product's APIs.")
     quota: Quota | None = Field(None, description="null removes the quota.")
+    quota_key_scope: KeyScope | None = Field(
+        None, alias="quota_key_scope", description=_QUOTA_KEY_SCOPE
+    )
+
+    @model_validator(mode="after")
+    def _synonym(self) -> Self:
+        if "quota" in self.model_fields_set:
+            _key_scope_synonym(self.quota, self.quota_key_scope, needs_quota=True)
+        return self
 
 
 class QuotaRead(ReadSchema):

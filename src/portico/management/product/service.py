@@ -159,6 +159,10 @@ async def update(
         product.api_ids = api_ids
     if "quota" in data.model_fields_set:  # null: the quota is removed
         product.quota = data.quota.model_dump() if data.quota is not None else None
+    elif data.quota_key_scope is not None:  # the seed's field alone: the stored quota's scope
+        if product.quota is None:
+            raise ValidationFailed.at("/quota_key_scope", "$.quota_key_scope: needs a quota")
+        product.quota = {**product.quota, "key_scope": data.quota_key_scope}
     await session.flush()
     await session.refresh(product)
     after = view_of(product, before.environments)

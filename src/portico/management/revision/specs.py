@@ -3,8 +3,10 @@
 Structure only — field names, types, string lengths, the shape of a URI — as the seed says
 the control plane does on create and update. Plugin configurations are NOT checked here: a
 plugin config is any JSON object, and a plugin name any non-empty string (case-sensitive, at
-most 64 characters). "Plugin-level validation runs only when the gateway runtime processes a
-deploy", so an unknown plugin or a bad config is found by deploy and dry-run, not here.
+most 64 characters); the seed product's names of plugins Portico names otherwise
+(``helix-auth``, ``api-product-enforcer``: ``registry.ALIASES``) are stored under Portico's.
+"Plugin-level validation runs only when the gateway runtime processes a deploy", so an
+unknown plugin or a bad config is found by deploy and dry-run, not here.
 
 The product's validator checks each spec object on its own, so in an error's ``detail`` the
 ``$`` is that object (``$.script: must be at least 10 characters long``), while its
@@ -35,6 +37,7 @@ from typing_extensions import Required, TypedDict  # noqa: UP035 - pydantic need
 
 from portico.core.errors import ValidationFailed
 from portico.core.validation import translate
+from portico.gateway.plugins.registry import canonical_plugins
 from portico.management.api.schemas import DESC_MAX_LENGTH, DESC_TOO_LONG
 
 __all__ = [
@@ -113,6 +116,8 @@ def _encodable(text: str) -> bool:
 
 
 def _check_plugins(plugins: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The map checked, with the seed product's plugin names (``helix-auth``...) under
+    Portico's (``registry.ALIASES``): stored as Portico names them."""
     for name, config in plugins.items():
         if not 1 <= len(name) <= 64:
             raise ValueError("plugin names must be 1 to 64 characters long")
@@ -121,7 +126,10 @@ def _check_plugins(plugins: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
         reason = _unstorable(config)
         if reason is not None:
             raise ValueError(f"the config of plugin {name!r} {reason}")
-    return plugins
+    canonical, conflicts = canonical_plugins(plugins)
+    if conflicts:
+        raise ValueError(conflicts[0])
+    return canonical
 
 
 Plugins = Annotated[dict[str, dict[str, Any]], AfterValidator(_check_plugins)]

@@ -38,6 +38,8 @@ PERMISSIONS: MappingProxyType[str, str] = MappingProxyType(
         "audit.read": "Read the audit log",
         "analytics.read": "Read analytics and widgets",
         "analytics.manage": "Manage analytics widgets",
+        "secret.read": "View the names of stored secrets",
+        "secret.manage": "Store and delete secrets",
     }
 )
 
@@ -62,6 +64,7 @@ PREDEFINED_ROLES: MappingProxyType[str, tuple[str, frozenset[str]]] = MappingPro
                 "developer.manage",
                 "product.manage",
                 "analytics.manage",
+                "secret.manage",
             },
         ),
         "Viewer": ("Reads everything, changes nothing", _READ_ONLY),

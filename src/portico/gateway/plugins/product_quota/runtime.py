@@ -15,9 +15,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
-from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
+from portico.gateway.context import EXPOSED, Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.counters.local import LocalCounters
 from portico.gateway.counters.redis import RedisCounters, RedisUnavailable
 from portico.gateway.egress import EgressGuard
@@ -79,7 +79,7 @@ class Coverage:
     """What an app may do on one API: the product that meters it and its counter, or the
     refusal. (A plain class: see ``counters.local.Admission``.)"""
 
-    __slots__ = ("counter", "interval", "length", "limit", "product", "refusal")
+    __slots__ = ("counter", "exposed", "interval", "length", "limit", "product", "refusal")
 
     def __init__(
         self,
@@ -96,6 +96,26 @@ class Coverage:
         self.limit = limit
         self.interval = interval
         self.length = window_length(interval, unit)
+        #: what ``ctx_namespace`` puts in ``ctx.vars`` for the request (None: no namespace)
+        self.exposed: dict[str, Any] | None = None
+
+
+def exposure(namespace: str, product: SnapshotProduct, app: SnapshotApp) -> dict[str, Any]:
+    """``ctx.vars`` entries naming the product and app under ``namespace``: one variable per
+    value for later plugins (``$<ns>_product_name``...), and the object log entries get."""
+    return {
+        f"{namespace}_product_id": product.id,
+        f"{namespace}_product_name": product.name,
+        f"{namespace}_app_id": app.id,
+        f"{namespace}_app_name": app.name,
+        f"{namespace}_developer_id": app.developer_id,
+        EXPOSED: {
+            namespace: {
+                "product": {"id": product.id, "name": product.name},
+                "app": {"id": app.id, "name": app.name, "developer_id": app.developer_id},
+            }
+        },
+    }
 
 
 def coverage_of(app: SnapshotApp | None, api_id: str, consumers: ConsumerIndex) -> Coverage:
@@ -127,10 +147,14 @@ class ProductQuotaSettings(Protocol):
     @property
     def error_policy(self) -> str: ...
 
+    @property
+    def ctx_namespace(self) -> str | None: ...
+
 
 class ProductQuotaRuntime(BasePluginRuntime):
     def __init__(self, config: ProductQuotaSettings, services: RuntimeServices) -> None:
         self.fail_open = config.error_policy == "fail_open"
+        self.namespace = config.ctx_namespace
         self.consumers: ConsumerIndex = services.consumers
         self.counters: LocalCounters = services.counters
         self.now: Callable[[], float] = services.now
@@ -156,11 +180,16 @@ class ProductQuotaRuntime(BasePluginRuntime):
         coverage = by_consumer.get(consumer.id)
         if coverage is None:
             coverage = coverage_of(consumer.app, api_id, self.consumers)
+            if self.namespace and coverage.product is not None and consumer.app is not None:
+                coverage.exposed = exposure(self.namespace, coverage.product, consumer.app)
             if self.remembered >= MEMO_LIMIT:
                 self.memo, self.remembered = {api_id: {}}, 0
                 by_consumer = self.memo[api_id]
             by_consumer[consumer.id] = coverage
             self.remembered += 1
+        exposed = coverage.exposed
+        if exposed is not None:
+            ctx.vars.update(exposed)
         if coverage.refusal:
             return _json(403, coverage.refusal)
         ctx.product = coverage.product
