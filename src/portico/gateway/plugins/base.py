@@ -129,6 +129,9 @@ class PluginSpec:
     phases: tuple[str, ...] = field(default=("request",))
     #: builds the runtime side of one attachment; None: the runtime does not run it yet
     runtime: Callable[[Any, RuntimeServices], PluginRuntime] | None = None
+    #: plugins that cannot share a chain with this one (``registry.conflicting``): both
+    #: sides declare it
+    conflicts: tuple[str, ...] = ()
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.config.model_json_schema(by_alias=True, mode="validation")
