@@ -80,10 +80,10 @@ def parse_xml(data: bytes) -> Any:
     """The document's root element (lxml), or :class:`MalformedXml`."""
     try:
         root = _fromstring(data, _PARSER)
-    except _XMLSyntaxError as error:
-        raise MalformedXml(f"not well-formed XML: {error}") from None
-    except ValueError as error:  # an external resource refused, an unknown encoding...
-        raise MalformedXml(f"refused: {error}") from None
+    except _XMLSyntaxError as syntax:  # (a name per except: CONVENTIONS.md "Compiled modules")
+        raise MalformedXml(f"not well-formed XML: {syntax}") from None
+    except ValueError as refused:  # an external resource refused, an unknown encoding...
+        raise MalformedXml(f"refused: {refused}") from None
     info = root.getroottree().docinfo
     if info.doctype or info.internalDTD is not None:
         raise MalformedXml("a document type declaration (DTD) is not allowed")
@@ -147,7 +147,10 @@ _qname_match: Final = _QNAME.fullmatch
 _name_memo: Final[dict[str, str]] = {}
 # characters XML 1.0 cannot carry at all (C0 controls but tab, LF and CR; surrogates;
 # U+FFFE and U+FFFF)
-_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# (the surrogates by chr(): mypyc takes no surrogate in a string literal)
+_NOT_XML: Final = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f" + chr(0xD800) + "-" + chr(0xDFFF) + "\ufffe\uffff]"
+)
 _not_xml_search: Final = _NOT_XML.search
 
 

@@ -335,13 +335,14 @@ class Mediation(BasePluginRuntime):
                 extra["faultDetail"] = fault.detail
             detail = f"the SOAP service answered with a fault: {fault.code}: {fault.text}"
             replaced("soap-fault", "SOAP Fault", detail, extra)
-        except MalformedXml as error:
-            replaced("upstream-body-invalid", "Bad Gateway", f"the upstream answer: {error}")
-        except ValueError as error:
-            detail = f"the upstream answer is not JSON: {error}"
+        # (a name per except: see CONVENTIONS.md "Compiled modules")
+        except MalformedXml as malformed:
+            replaced("upstream-body-invalid", "Bad Gateway", f"the upstream answer: {malformed}")
+        except ValueError as not_json:
+            detail = f"the upstream answer is not JSON: {not_json}"
             replaced("upstream-body-invalid", "Bad Gateway", detail)
-        except NotRepresentable as error:
-            detail = f"the upstream answer cannot be written as XML: {error}"
+        except NotRepresentable as unwritable:
+            detail = f"the upstream answer cannot be written as XML: {unwritable}"
             replaced("upstream-body-invalid", "Bad Gateway", detail)
         raise AssertionError("unreachable")  # (replaced always raises)
 
