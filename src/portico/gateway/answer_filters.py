@@ -12,6 +12,7 @@ from portico.gateway.context import (
     ResponseHeaders,
     ResponsePhase,
 )
+from portico.gateway.http.errors import AnswerReplaced
 from portico.gateway.http.proxy import (
     AddedHeaders,
     BodyTransform,
@@ -76,8 +77,13 @@ def send_reply(
     ctx.status = reply.status
     headers = filter_headers(phase.filters, ctx, reply.status, reply.headers, lower_case=False)
     body = reply.body
-    for body_filter in ctx._body_filters or ():
-        body = body_filter(ctx, body, True)
+    try:
+        for body_filter in ctx._body_filters or ():
+            body = body_filter(ctx, body, True)
+    except AnswerReplaced as replaced:  # (as on the node's answers: see http.relaying)
+        ctx.status = replaced.status
+        headers = replaced.headers
+        body = replaced.body
     responder.send(ctx.status, headers, body)  # a header filter may change it
     ctx.request_bytes = request_bytes_of(ctx.request)
     ctx.response_bytes = len(body)

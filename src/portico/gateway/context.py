@@ -22,7 +22,10 @@ A chain is built once per config snapshot (``environment_runtime``); per request
 * body filters — each body chunk passes through the filters in the order they were added, as
   nginx's body filters do: ``filter(ctx, chunk, last)`` returns what goes on (it may hold data
   back and release it when ``last`` is true). A filter that changes the body's length must
-  delete ``content-length`` in its header_filter (the response is then sent chunked).
+  delete ``content-length`` in its header_filter (the response is then sent chunked). A
+  filter that holds everything back until ``last`` may find the body unusable (xml-to-json's
+  malformed XML, a SOAP fault): it raises ``http.errors.AnswerReplaced`` with the answer the
+  client gets instead, head and all, which nothing of the node's answer has left before.
 * ``log`` — after the response was sent; must not block (queue, don't send). The outcome is on
   the context: ``status``, ``started``/``finished``, ``upstream_seconds``, byte counts.
 """

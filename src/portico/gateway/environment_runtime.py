@@ -32,7 +32,7 @@ from portico.gateway.discovery.watch import DiscoveredUpstream, Discovery
 from portico.gateway.health.checker import HealthChecker
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
-from portico.gateway.plugins.registry import PLUGINS, check_plugin
+from portico.gateway.plugins.registry import PLUGINS, check_plugin, conflicting
 from portico.gateway.request_ids import RequestIdPolicy
 from portico.gateway.routing.router import Router
 from portico.gateway.snapshot import (
@@ -284,6 +284,9 @@ def build_environment(
             upstreams[upstream_id] = UpstreamRuntime.build(upstream, balancer, checker, found)
         routes: dict[str, RouteRuntime] = {}
         for route in snapshot.routes:
+            pair = conflicting(attachment.name for attachment in route.plugins)
+            if pair is not None:  # (deploys refuse it: defence in depth)
+                raise SnapshotRefused(f"route {route.id}: plugins {pair[0]} and {pair[1]} conflict")
             chain, unsupported = build_chain(route.plugins, shared)
             if unsupported:
                 logger.warning(

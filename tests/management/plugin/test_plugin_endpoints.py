@@ -16,7 +16,7 @@ async def test_schemas_list_every_plugin_and_filter_by_category(
 ) -> None:
     url = f"/api/orgs/{org.id}/plugin-schemas"
     everything = (await client.get(url + "?size=100", headers=admin.headers)).json()
-    assert everything["total"] == len(PLUGINS) == 31
+    assert everything["total"] == len(PLUGINS) == 33
     orders = [p["order"] for p in everything["items"]]
     assert orders == sorted(orders)
     ai = (await client.get(url + "?category=AI", headers=admin.headers)).json()
@@ -27,7 +27,7 @@ async def test_schemas_list_every_plugin_and_filter_by_category(
         "ai-proxy",
     }
     page = (await client.get(url + "?size=5&page=2", headers=admin.headers)).json()
-    assert len(page["items"]) == 5 and page["total"] == 31
+    assert len(page["items"]) == 5 and page["total"] == 33
     assert (await client.get(url + "?category=Nope", headers=admin.headers)).status_code == 400
     assert (await client.get(url + "?colour=1", headers=admin.headers)).status_code == 400
 
@@ -35,14 +35,14 @@ async def test_schemas_list_every_plugin_and_filter_by_category(
 async def test_every_listed_plugin_acts_on_traffic(
     client: httpx.AsyncClient, org: Org, admin: Account
 ) -> None:
-    """The seed's 28 plugins, product-quota and the seed product's edge-auth and request-id,
-    each with its runtime: the registry refuses
+    """The seed's 28 plugins, product-quota, the seed product's edge-auth and request-id, and
+    xml-to-json and json-to-xml, each with its runtime: the registry refuses
     to load a plugin without one, so none is listed that a deploy would refuse or a gateway
     answer 503 for."""
     url = f"/api/orgs/{org.id}/plugin-schemas"
     listed = (await client.get(url + "?size=100", headers=admin.headers)).json()["items"]
     assert [p["name"] for p in listed] == list(PLUGINS)
-    assert len(listed) == 31
+    assert len(listed) == 33
     assert all(spec.runtime is not None for spec in PLUGINS.values())
     assert all("runs" not in p for p in listed)
 

@@ -16,6 +16,9 @@ Exception trees::
     └── UpstreamReset           reset, closed mid-exchange (502)
         └── InvalidResponse     an answer llhttp refuses, or a head too big (502)
 
+    AnswerReplaced              a body transform found the node's body unusable before it
+                                released any of it: the client gets the answer it carries
+
 Handlers see client errors when they read ``Request.body`` or write through a ``Responder``;
 the server answers them itself (as ``{"error_msg": ...}``) when a handler lets one escape
 before responding.
@@ -79,6 +82,23 @@ class InvalidResponse(UpstreamReset):
 class StaleConnection(UpstreamReset):
     """A reused keep-alive connection failed before any byte of the response: the node most
     likely closed it while idle, so the request can be replayed on a fresh connection."""
+
+
+class AnswerReplaced(Exception):
+    """Raised by a body transform (a plugin's body filter) before it released any byte of
+    the answer: the client gets this answer instead of the node's (xml-to-json finding the
+    node's XML malformed, or a SOAP fault). The head was held back (``Responder``), so it is
+    replaced whole; the node's own status stays the request's result for the health checks:
+    the node answered. ``reason`` is what the log records."""
+
+    def __init__(
+        self, status: int, headers: list[tuple[str, str]], body: bytes, reason: str
+    ) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.reason = reason
 
 
 _REASONS: Final[dict[int, str]] = {s.value: s.phrase for s in HTTPStatus}

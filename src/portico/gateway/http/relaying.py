@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable
 from typing import Final
 
-from .errors import ClientDisconnected, UpstreamError
+from .errors import AnswerReplaced, ClientDisconnected, UpstreamError
 from .forwarding import (
     ANSWERS,
     BodyTransform,
@@ -242,11 +242,22 @@ def _tag_is_new(response: UpstreamResponse, tag: tuple[str, str] | None) -> bool
 
 def _relay_failed(
     exc: BaseException, responder: Responder, response: UpstreamResponse, status: int
-) -> tuple[int, str, str]:
+) -> tuple[int, str, str | None]:
     """What a failure while relaying makes of the result: an upstream failure is answered by
     the table (before the first body byte, the head still held back; after it, a cut
-    connection, the node's status kept); a client that went away is the client's doing.
-    Anything else is raised again (the upstream connection dropped)."""
+    connection, the node's status kept); a client that went away is the client's doing; a
+    body transform's ``AnswerReplaced`` sends its answer instead (the node answered: no
+    blame, its status kept). Anything else is raised again (the upstream connection
+    dropped)."""
+    if isinstance(exc, AnswerReplaced):
+        response.close()  # (the rest of a body not read to its end is not wanted)
+        if responder.committed:  # a transform that released bytes first: cut it short
+            responder.abort()
+        else:
+            if responder.started:
+                responder.reset()
+            responder.send(exc.status, exc.headers, exc.body)
+        return status, exc.reason, None
     if isinstance(exc, UpstreamError):
         kind = upstream_failure(exc)
         sent = answer_failure(responder, kind)

@@ -160,6 +160,9 @@ class PluginSpec:
     #: whether a consumer's own plugins may hold it (False: it acts before the consumer is
     #: known, as request-id does)
     consumer_scope: bool = True
+    #: plugins that cannot share a chain with this one (``registry.conflicting``): both
+    #: sides declare it
+    conflicts: tuple[str, ...] = ()
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.config.model_json_schema(by_alias=True, mode="validation")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any
 
@@ -136,3 +136,17 @@ def reason_of(error: Mapping[str, Any]) -> str:
 
 def effective_order(spec: PluginSpec, config: PluginConfig) -> int:
     return config.meta.order if config.meta is not None else spec.order
+
+
+def conflicting(names: Iterable[str]) -> tuple[str, str] | None:
+    """The first two of ``names`` (a chain's plugins) that cannot run together (a spec's
+    ``conflicts``: xml-to-json and json-to-xml would convert each other's output), or None."""
+    present = list(dict.fromkeys(names))
+    for name in present:
+        spec = PLUGINS.get(name)
+        if spec is None:
+            continue
+        for other in spec.conflicts:
+            if other in present:
+                return name, other
+    return None

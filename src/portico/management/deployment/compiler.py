@@ -2,7 +2,8 @@
 
 The deploy checks of management-api.md run here, in their order: every route carries
 ``plugins``; the revision is bound to an upstream of the environment; every plugin
-configuration at every scope passes the runtime's own check (``check_plugin``). The same
+configuration at every scope passes the runtime's own check (``check_plugin``); no route's
+effective plugins hold a pair that cannot run together (``check_combination``). The same
 compilation produces the routes of the environment snapshot, so what was validated is what
 the gateway receives.
 """
@@ -17,7 +18,11 @@ from portico.core.errors import BadRequest, ValidationFailed
 from portico.core.validation import json_pointer
 from portico.gateway.plugins.registry import PLUGINS
 from portico.gateway.snapshot import PluginAttachment, SnapshotRoute
-from portico.management.plugin.attachments import check_attachments, effective_plugins
+from portico.management.plugin.attachments import (
+    check_attachments,
+    check_combination,
+    effective_plugins,
+)
 
 UPSTREAM_NOT_CONFIGURED = "Upstream not configured for environment"
 PLUGINS_REQUIRED = "required property 'plugins' not found"
@@ -53,6 +58,9 @@ def compile_revision(
         own = with_sealed(
             check_attachments(route["plugins"], "route", pointer), pointer, source.sealed
         )
+        name = str(route.get("name") or f"route-{index}")
+        plugins = effective_plugins(global_plugins, service, own)
+        check_combination(plugins, pointer, name)
         routes.append(
             SnapshotRoute(
                 id=f"{source.revision_id}:{index}",
@@ -60,14 +68,14 @@ def compile_revision(
                 api_name=source.api_name,
                 revision_id=source.revision_id,
                 revision_number=source.revision_number,
-                name=str(route.get("name") or f"route-{index}"),
+                name=name,
                 uri=str(route["uri"]),
                 methods=list(route.get("methods") or []),
                 hosts=list(route.get("hosts") or source.service_spec.get("hosts") or []),
                 priority=int(route.get("priority") or 0),
                 status=int(route.get("status", 1)),
                 upstream_id=source.upstream_id,
-                plugins=effective_plugins(global_plugins, service, own),
+                plugins=plugins,
             )
         )
     return routes

@@ -14,6 +14,7 @@ from portico.core.validation import json_pointer
 from portico.gateway.plugins.registry import (
     PluginCheckError,
     check_plugin,
+    conflicting,
     effective_order,
 )
 from portico.gateway.snapshot import PluginAttachment, Scope
@@ -27,6 +28,28 @@ class PluginConfigInvalid(BadRequest):
         "(checked at deploy time, against the plugin's schema and rules). `detail` names the "
         "plugin and the reason; fix the configuration, or remove the plugin, and deploy again."
     )
+
+
+class PluginConflict(BadRequest):
+    kind = "plugin-conflict"
+    title = "Plugins Conflict"
+    description = (
+        "Two plugins that cannot run on one route reach it together, from any scope (global, "
+        "service, route): xml-to-json and json-to-xml would each convert the other's output. "
+        "`detail` names the pair and the route; remove one of them and deploy again."
+    )
+
+
+def check_combination(plugins: Sequence[PluginAttachment], pointer: str, route: str) -> None:
+    """Refuse a route whose effective plugins hold a pair that cannot run together."""
+    pair = conflicting(attachment.name for attachment in plugins)
+    if pair is not None:
+        first, second = sorted(pair)
+        detail = f"plugins {first} and {second} cannot be attached to the same route"
+        raise PluginConflict(
+            f"{detail} (route '{route}')",
+            errors=[{"pointer": f"{pointer}/plugins", "detail": detail}],
+        )
 
 
 def effective_plugins(*scopes: Sequence[PluginAttachment]) -> list[PluginAttachment]:

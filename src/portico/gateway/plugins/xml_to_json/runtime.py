@@ -1,0 +1,63 @@
+"""xml-to-json's runtime, compiled with the data plane (``portico.native``): the shared
+mediation (``_xml_mediation``) in the XML → JSON direction, its settings read once through
+``XmlToJsonSettings`` when the route's chain is built."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from portico.gateway.plugin_services import RuntimeServices
+from portico.gateway.plugins._xml_mapping import SOAP11_NS, SOAP12_NS
+from portico.gateway.plugins._xml_mediation import XML_TO_JSON, Mediation, style_of
+
+
+class XmlToJsonSettings(Protocol):
+    """What the runtime reads of ``config.XmlToJsonConfig``."""
+
+    @property
+    def transform_request(self) -> bool: ...
+
+    @property
+    def request_content_types(self) -> list[str]: ...
+
+    @property
+    def transform_response(self) -> bool: ...
+
+    @property
+    def content_types(self) -> list[str]: ...
+
+    @property
+    def property_naming(self) -> str: ...
+
+    @property
+    def array_item_name(self) -> str: ...
+
+    @property
+    def root_element_name(self) -> str: ...
+
+    @property
+    def max_body_size(self) -> int: ...
+
+    @property
+    def soap_version(self) -> str: ...
+
+    @property
+    def soap_action(self) -> str | None: ...
+
+
+class XmlToJsonRuntime(Mediation):
+    def __init__(self, config: XmlToJsonSettings, services: RuntimeServices) -> None:
+        version = config.soap_version
+        super().__init__(
+            XML_TO_JSON,
+            config.transform_request,
+            config.request_content_types,
+            config.transform_response,
+            config.content_types,
+            style_of(config.property_naming),
+            config.array_item_name,
+            config.root_element_name,
+            config.max_body_size,
+            SOAP11_NS if version == "1.1" else SOAP12_NS if version == "1.2" else "",
+            config.soap_action,
+        )
