@@ -4,9 +4,11 @@ product's gateway (``tests/e2e/seed_documents/``) import unchanged (only the pla
 comments name is filled in), deploy, and answer as they did there.
 
 - ``edge_tokens.yaml``: root ``request-id`` and ``cors``, ``POST /oauth/token`` with
-  ``helix-auth`` generate, the other operations with ``helix-auth`` validate (jwt-auth): no
-  token → 401; client credentials → a JWT with the configured ``expires_in``; the token →
-  200; a forged token, a wrong secret, a token without ``Bearer `` → 401.
+  ``helix-auth`` generate, the other operations with ``helix-auth`` validate (jwt-auth), one
+  of them with ``proxy-rewrite`` + ``xml-to-json`` towards a SOAP service: no token → 401;
+  client credentials → a JWT with the configured ``expires_in``; the token → 200, and JSON
+  converted from the SOAP service's XML; a forged token, a wrong secret, a token without
+  ``Bearer `` → 401.
 - ``product_quotas.yaml``: ``helix-auth`` validate (key-auth, header ``apikey``) and
   ``api-product-enforcer``: two apps on two products, each metered against its own, and
   named in analytics.
@@ -31,6 +33,7 @@ from tests.conftest import DatabaseTemplate
 from tests.e2e.test_gateway import Echo
 from tests.support.management_calls import created
 from tests.support.portico_process import OWNER, OWNER_PASSWORD, bootstrapped_serve, wait_for
+from tests.support.soapservice import QUOTES, soap_answer
 
 pytestmark = pytest.mark.e2e
 
@@ -40,9 +43,27 @@ SIGNING_SECRET = "edge-signing-secret-of-the-shop-" + "k" * 16
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 
 
+class EchoAndSoap(Echo):
+    """The shop's backend: the quote service's SOAP endpoint at ``POST /soap`` (the SOAP 1.1
+    service of the gateway's own tests, which parses each envelope), an echo elsewhere."""
+
+    def do_POST(self) -> None:  # noqa: N802  (http.server's name)
+        if self.path != "/soap":
+            super().do_POST()
+            return
+        length = int(self.headers.get("content-length") or 0)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, answer = soap_answer(headers, self.rfile.read(length))
+        self.send_response(status)
+        self.send_header("content-type", "text/xml; charset=utf-8")
+        self.send_header("content-length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+
 @pytest.fixture(scope="module")
 def backend() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EchoAndSoap)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield server.server_address[1]
@@ -130,7 +151,7 @@ def test_edge_tokens_document_imports_unchanged_and_answers_as_the_seed_did(
     created(cp.post("/secrets", json={"name": "edge-signing-key", "value": SIGNING_SECRET}))
     text = (DOCUMENTS / "edge_tokens.yaml").read_text()
     body = import_and_deploy(shop, text.replace("__SIGNING_SECRET__", "$secret://edge-signing-key"))
-    assert [r["to"] for r in body["renamedPlugins"]] == ["edge-auth"] * 3
+    assert [r["to"] for r in body["renamedPlugins"]] == ["edge-auth"] * 4
     assert body["droppedKeys"] == [
         "/x-helix-gateway/plugins/cors/_comment",
         "/paths/~1oauth~1token/post/x-helix-gateway/plugins/helix-auth/_meta",
@@ -165,6 +186,16 @@ def test_edge_tokens_document_imports_unchanged_and_answers_as_the_seed_did(
     assert answer.json()["headers"]["x-request-id"] == request_id  # the backend's is the same
     assert answer.json()["path"] == "/orders/7"
     assert answer.headers["access-control-allow-origin"] == "*"
+
+    # the SOAP operation: the client speaks JSON, the quote service SOAP 1.1
+    bearer = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    call = {"GetQuote": {"@xmlns": QUOTES, "symbol": "ACME"}}
+    quote = gw.post("/quotes", json=call, headers=bearer)
+    assert quote.status_code == 200, quote.text
+    assert quote.headers["content-type"].startswith("application/json")
+    converted = quote.json()["GetQuoteResponse"]["Quote"]
+    assert converted["Symbol"] == "ACME" and converted["@currency"] == "EUR"
+    assert gw.post("/quotes", json=call).status_code == 401  # the same edge tokens
 
     head, payload, _ = token.split(".")
     forged = f"{head}.{payload}.{base64.urlsafe_b64encode(b'f' * 32).decode().rstrip('=')}"

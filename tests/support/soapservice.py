@@ -100,6 +100,42 @@ def fault(code: str, text: str, detail: str = "") -> bytes:
     )
 
 
+def soap_answer(headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+    """The quote service's SOAP 1.1 exchange: (status, envelope)."""
+    if headers.get("content-type", "").partition(";")[0].strip() != "text/xml":
+        return 500, fault("Client", "a SOAP 1.1 request is text/xml")
+    if "soapaction" not in headers:
+        return 500, fault("Client", "a SOAP 1.1 request has a SOAPAction header")
+    try:
+        # the gateway under test sent it: trusted input, and the point is to parse it
+        root = ET.fromstring(body)  # noqa: S314
+    except ET.ParseError as error:
+        return 500, fault("Client", f"malformed envelope: {error}")
+    if root.tag != f"{{{SOAP11}}}Envelope":
+        return 500, fault("Client", f"not a SOAP 1.1 envelope: {root.tag}")
+    soap_body = root.find(f"{{{SOAP11}}}Body")
+    if soap_body is None or len(soap_body) == 0:
+        return 500, fault("Client", "the envelope has no Body content")
+    operation = soap_body[0]
+    name = operation.tag.rpartition("}")[2]
+    arguments = {child.tag.rpartition("}")[2]: child.text or "" for child in operation}
+    if name == "GetQuote":
+        symbol = arguments.get("symbol", "")
+        if symbol not in PRICES:
+            detail = f'<q:UnknownSymbol xmlns:q="{QUOTES}">{symbol}</q:UnknownSymbol>'
+            return 500, fault("Client", f"unknown symbol {symbol}", detail)
+        return 200, envelope(
+            f'<GetQuoteResponse xmlns="{QUOTES}">{quote_xml(symbol)}</GetQuoteResponse>'
+        )
+    if name == "ListQuotes":
+        count = int(arguments.get("count", "1"))
+        quotes = "".join(quote_xml(f"SYM{n}", n) for n in range(count))
+        return 200, envelope(f'<ListQuotesResponse xmlns="{QUOTES}">{quotes}</ListQuotesResponse>')
+    if name == "Fail":
+        return 500, fault("Server", arguments.get("reason", "failed"))
+    return 500, fault("Client", f"unknown operation {name}")
+
+
 class SoapService:
     def __init__(self) -> None:
         self.received: list[Received] = []
@@ -118,40 +154,7 @@ class SoapService:
 
     def answer(self, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
         """The SOAP exchange: (status, envelope)."""
-        if headers.get("content-type", "").partition(";")[0].strip() != "text/xml":
-            return 500, fault("Client", "a SOAP 1.1 request is text/xml")
-        if "soapaction" not in headers:
-            return 500, fault("Client", "a SOAP 1.1 request has a SOAPAction header")
-        try:
-            # the gateway under test sent it: trusted input, and the point is to parse it
-            root = ET.fromstring(body)  # noqa: S314
-        except ET.ParseError as error:
-            return 500, fault("Client", f"malformed envelope: {error}")
-        if root.tag != f"{{{SOAP11}}}Envelope":
-            return 500, fault("Client", f"not a SOAP 1.1 envelope: {root.tag}")
-        soap_body = root.find(f"{{{SOAP11}}}Body")
-        if soap_body is None or len(soap_body) == 0:
-            return 500, fault("Client", "the envelope has no Body content")
-        operation = soap_body[0]
-        name = operation.tag.rpartition("}")[2]
-        arguments = {child.tag.rpartition("}")[2]: child.text or "" for child in operation}
-        if name == "GetQuote":
-            symbol = arguments.get("symbol", "")
-            if symbol not in PRICES:
-                detail = f'<q:UnknownSymbol xmlns:q="{QUOTES}">{symbol}</q:UnknownSymbol>'
-                return 500, fault("Client", f"unknown symbol {symbol}", detail)
-            return 200, envelope(
-                f'<GetQuoteResponse xmlns="{QUOTES}">{quote_xml(symbol)}</GetQuoteResponse>'
-            )
-        if name == "ListQuotes":
-            count = int(arguments.get("count", "1"))
-            quotes = "".join(quote_xml(f"SYM{n}", n) for n in range(count))
-            return 200, envelope(
-                f'<ListQuotesResponse xmlns="{QUOTES}">{quotes}</ListQuotesResponse>'
-            )
-        if name == "Fail":
-            return 500, fault("Server", arguments.get("reason", "failed"))
-        return 500, fault("Client", f"unknown operation {name}")
+        return soap_answer(headers, body)
 
 
 class _Server(ThreadingHTTPServer):
