@@ -61,7 +61,7 @@ def sign_in(page: Page, console: Console, email: str, password: str) -> None:
     page.goto(console.url)
     page.get_by_label("Email").fill(email)
     page.get_by_role("textbox", name="Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
 
 
@@ -97,7 +97,7 @@ def test_sign_in_loads_little_then_shows_environments(
     scripts: list[str] = []
     page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
     page.goto(console.url)
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
     page.wait_for_load_state("networkidle")
     sizes = {url: len(gzip.compress(httpx.get(url).content)) for url in scripts}
     print(f"sign-in route: {sum(sizes.values())} bytes of gzipped JavaScript, {len(sizes)} files")
@@ -106,10 +106,10 @@ def test_sign_in_loads_little_then_shows_environments(
 
     page.get_by_label("Email").fill(OWNER)
     page.get_by_role("textbox", name="Password").fill("not the password")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_role("alert")).to_contain_text("Sign-in refused")
     page.get_by_role("textbox", name="Password").fill(OWNER_PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_role("heading", name="Environments")).to_be_visible()
     table = page.get_by_role("table", name="Environments")
     row = table.get_by_role("row").filter(has_text=name)
