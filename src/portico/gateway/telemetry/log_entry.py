@@ -261,8 +261,9 @@ _PIECES: Final = (
 )
 _NOTHING: Final = b""
 _EMPTY_OBJECT: Final = b"{}"
-#: the keys an entry has of its own: what plugins expose (``EXPOSED``) never hides one
-_ENTRY_KEYS: Final = frozenset(
+#: the keys an entry has of its own: what plugins expose (``EXPOSED``, product-quota's
+#: ``ctx_namespace``) never hides one
+ENTRY_KEYS: Final = frozenset(
     {
         "request",
         "response",
@@ -289,7 +290,7 @@ def _exposed_fields(exposed: dict[str, Any]) -> bytes:
     return b"".join(
         b"," + orjson.dumps(key) + b":" + orjson.dumps(value, default=str)
         for key, value in exposed.items()
-        if key not in _ENTRY_KEYS
+        if key not in ENTRY_KEYS
     )
 
 

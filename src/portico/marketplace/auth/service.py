@@ -158,19 +158,9 @@ async def sign_in(
         raise Unauthorized(INVALID_CREDENTIALS)
     if user.password_hash is not None and needs_rehash(user.password_hash):
         user.password_hash = await to_thread.run_sync(hash_password, password)
-    user.last_login_at = clock.now()
-    await audit.record(
-        session,
-        Actor(id=user.id, email=user.email, request_id=actor.request_id, ip=actor.ip),
-        action="auth.sign_in",
-        entity_type="user",
-        entity_id=user.id,
-        summary="signed in to the admin API",
-        surface=SURFACE,
-        module=MODULE,
+    return await _signed_in(
+        session, id_tokens, refresh_tokens, user, actor, clock, "signed in to the admin API"
     )
-    issued = await refresh_tokens.issue(session, subject_id=user.id)
-    return await _tokens(session, id_tokens, user, issued.token)
 
 
 async def sign_in_with_saml_code(
@@ -192,6 +182,27 @@ async def sign_in_with_saml_code(
     user = None if redeemed is None else await find_by_id(session, redeemed.user_id)
     if user is None or not user.can_sign_in:
         raise Unauthorized(INVALID_SAML_CODE)
+    return await _signed_in(
+        session,
+        id_tokens,
+        refresh_tokens,
+        user,
+        actor,
+        clock,
+        "signed in to the admin API through an identity provider (SAML)",
+    )
+
+
+async def _signed_in(
+    session: AsyncSession,
+    id_tokens: IdTokenService,
+    refresh_tokens: RefreshTokenStore,
+    user: User,
+    actor: Actor,
+    clock: Clock,
+    summary: str,
+) -> TokenRead:
+    """A sign-in that succeeded: when, in the audit log, and the account's tokens."""
     user.last_login_at = clock.now()
     await audit.record(
         session,
@@ -199,7 +210,7 @@ async def sign_in_with_saml_code(
         action="auth.sign_in",
         entity_type="user",
         entity_id=user.id,
-        summary="signed in to the admin API through an identity provider (SAML)",
+        summary=summary,
         surface=SURFACE,
         module=MODULE,
     )

@@ -8,27 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from portico.gateway.plugins.base import PluginConfig
-
-#: the keys of a logger's entry (``telemetry.log_entry``): a namespace must not hide one
-_ENTRY_KEYS = frozenset(
-    {
-        "request",
-        "response",
-        "upstream",
-        "latency",
-        "upstream_latency",
-        "client_ip",
-        "start_time",
-        "request_id",
-        "route_id",
-        "route_name",
-        "api_id",
-        "api_name",
-        "environment_id",
-        "consumer",
-        "server",
-    }
-)
+from portico.gateway.telemetry.log_entry import ENTRY_KEYS
 
 
 class ProductQuotaConfig(PluginConfig):
@@ -49,6 +29,6 @@ class ProductQuotaConfig(PluginConfig):
     @field_validator("ctx_namespace")
     @classmethod
     def _not_an_entry_key(cls, value: str | None) -> str | None:
-        if value in _ENTRY_KEYS:
+        if value in ENTRY_KEYS:
             raise ValueError(f"ctx_namespace {value!r} is a key of log entries; choose another")
         return value
