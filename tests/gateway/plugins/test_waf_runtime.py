@@ -114,3 +114,28 @@ async def test_an_engine_that_does_not_answer_in_time_fails_closed_or_open(
         passed = await opened.get("/items")
         assert passed.status_code == 200
         assert passed.json()["path"] == "/items"
+
+
+async def test_a_body_larger_than_the_engine_inspects_is_refused_unless_passed(
+    served: Any, backend: int, engine: WafEngine
+) -> None:
+    """An attack padded past the inspected size must not slip by: by default such a body is
+    refused (413) before the engine is asked; ``oversized_body: pass`` forwards it, the
+    engine judging the head alone. Chunked bodies are measured as they are read."""
+    padded = {"pad": "x" * 2048, "name": "<script>alert(1)</script>"}
+    _, client, _ = await gateway_with(served, backend, waf(engine.port, max_body_size=1024))
+    assert (await client.post("/items", json=padded)).status_code == 413
+
+    async def chunked() -> Any:
+        yield b'{"pad": "' + b"x" * 2048 + b'"}'
+
+    assert (await client.post("/items", content=chunked())).status_code == 413
+    small = await client.post("/items", json={"name": "widget"})
+    assert small.status_code == 200  # within the size: inspected and passed
+
+    _, passing, _ = await gateway_with(
+        served, backend, waf(engine.port, max_body_size=1024, oversized_body="pass")
+    )
+    forwarded = await passing.post("/items", json={"pad": "x" * 2048})
+    assert forwarded.status_code == 200
+    assert len(forwarded.json()["body"]) > 2048  # the whole body reached the backend

@@ -2,9 +2,11 @@
 
 Per request, in the access phase: ``POST http://host:port/inspect`` with
 ``{method, uri, headers, client_ip, body}`` (``uri`` is the path with its query, as
-received; ``headers`` a list of ``[name, value]`` pairs; ``body`` the request body when its
-declared length is at most 64 KiB — text, or base64 with ``"body_encoding": "base64"`` when
-it is not UTF-8; a larger or chunked body is not sent, ``body_skipped`` says so). The answer
+received; ``headers`` a list of ``[name, value]`` pairs; ``body`` the request body when it is
+at most ``max_body_size`` (64 KiB by default) — text, or base64 with ``"body_encoding":
+"base64"`` when it is not UTF-8). A larger body is refused with 413 before the engine is
+asked (``oversized_body: "reject"``, the default: rules that never see a body cannot judge
+it), or, with ``"pass"``, the engine gets the head alone and ``body_skipped``. The answer
 ``{"action": "block", "rule_id": ...}`` refuses the request with 403; the client is not told
 which rule (the engine logs it; the log phase finds it in ``ctx.vars["waf_rule_id"]``).
 ``{"action": "pass"}`` lets it through. An engine that is down, late (``timeout`` ms), or
@@ -25,7 +27,7 @@ import ipaddress
 import json
 import logging
 import re
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import Field, field_validator
@@ -56,6 +58,10 @@ def host_error(host: str) -> str | None:
     return f'host "{host}" is not a hostname or an IP address'
 
 
+#: the largest request body sent for inspection, unless configured (``max_body_size``)
+MAX_INSPECTED_BODY = 64 * 1024
+
+
 class WafConfig(PluginConfig):
     host: str = Field(
         min_length=1, max_length=253, description="Hostname or IP address of the WAF service."
@@ -68,6 +74,19 @@ class WafConfig(PluginConfig):
         False,
         description="When the WAF is unreachable or late: pass the request (true) or refuse "
         "it (false, the safe default).",
+    )
+    max_body_size: int = Field(
+        MAX_INSPECTED_BODY,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Bytes of a request body the engine inspects (ModSecurity's "
+        "SecRequestBodyNoFilesLimit plays this part on an nginx).",
+    )
+    oversized_body: Literal["reject", "pass"] = Field(
+        "reject",
+        description='A request body larger than max_body_size: "reject" answers 413 (the '
+        "safe default: a body the rules never saw would carry past them whatever it holds), "
+        '"pass" sends the engine the head alone (body_skipped).',
     )
 
     @field_validator("host")
@@ -89,8 +108,6 @@ PLUGIN = PluginSpec(
     "blocks (403) or passes the request.",
 )
 
-#: the largest request body sent for inspection
-MAX_INSPECTED_BODY = 64 * 1024
 #: the largest verdict read from the engine
 MAX_VERDICT_BYTES = 16 * 1024
 #: connections kept to one engine; requests beyond wait for one (within ``timeout``)
@@ -131,9 +148,11 @@ class WafRuntime(BasePluginRuntime):
 
     async def access(self, ctx: RequestContext) -> Reply | None:
         try:
-            document = await _inspection(ctx)
+            document = await _inspection(ctx, self.config.max_body_size)
         except ClientError:  # the proxy meets the same error and answers it
             return None
+        if document.get("body_skipped") and self.config.oversized_body == "reject":
+            return Reply.error(413, "Request body larger than the WAF inspects")
         try:
             verdict = await self._ask(document)
         except EngineFailed as error:
@@ -179,8 +198,9 @@ class WafRuntime(BasePluginRuntime):
         return verdict
 
 
-async def _inspection(ctx: RequestContext) -> dict[str, Any]:
-    """What the engine is asked about: the request as received."""
+async def _inspection(ctx: RequestContext, limit: int) -> dict[str, Any]:
+    """What the engine is asked about: the request as received, its body if at most
+    ``limit`` bytes (a chunked one is read, within the gateway's body limit, to know)."""
     request = ctx.request
     document: dict[str, Any] = {
         "method": request.method,
@@ -190,15 +210,20 @@ async def _inspection(ctx: RequestContext) -> dict[str, Any]:
         "body": "",
     }
     length = request.content_length
-    if length is not None and 0 < length <= MAX_INSPECTED_BODY:
-        body = await request.body.read()  # kept for the proxy
-        try:
-            document["body"] = body.decode()
-        except UnicodeDecodeError:
-            document["body"] = base64.b64encode(body).decode()
-            document["body_encoding"] = "base64"
-    elif length or request.body.chunked:
+    if length is not None and length > limit:
         document["body_skipped"] = True
+        return document
+    if not length and not request.body.chunked:
+        return document
+    body = await request.body.read()  # kept for the proxy
+    if len(body) > limit:
+        document["body_skipped"] = True
+        return document
+    try:
+        document["body"] = body.decode()
+    except UnicodeDecodeError:
+        document["body"] = base64.b64encode(body).decode()
+        document["body_encoding"] = "base64"
     return document
 
 
