@@ -214,7 +214,7 @@ def test_from_an_upstream_to_traffic_on_a_chart(
     form = page.get_by_role("form", name="Add product")
     form.get_by_label(NAME).fill(plan)
     form.get_by_role("combobox", name="APIs").fill(api_name)
-    page.get_by_role("option", name=api_name).click()
+    page.get_by_role("option", name=api_name, exact=True).click()
     form.get_by_role("combobox", name="APIs").press("Tab")
     form.get_by_role("button", name="Create product").click()
     row = page.get_by_role("table", name="Products").get_by_role("row").filter(has_text=plan)
@@ -362,8 +362,9 @@ def test_the_add_upstream_wizard_with_service_discovery(page: Page, console: Con
     """With Service discovery on, Targets asks for the discovery type and the service name
     instead of nodes (Next waits for the name); a name DNS cannot resolve is refused at that
     field; the upstream is created with ``discovery`` and listed with its service name."""
+    env_name = unique("dns")
     with console.management() as cp:
-        env = cp.post("/envs", json={"name": "edge", "gatewayHosts": ["edge.example.com"]})
+        env = cp.post("/envs", json={"name": env_name, "gatewayHosts": [f"{env_name}.example.com"]})
         assert env.status_code == 201, env.text
 
     sign_in(page, console, OWNER, OWNER_PASSWORD)
@@ -373,7 +374,7 @@ def test_the_add_upstream_wizard_with_service_discovery(page: Page, console: Con
     next_step = wizard.get_by_role("button", name="Next")
     wizard.get_by_label("Name").fill("orders-dns")
     wizard.get_by_label("Environment").click()
-    page.get_by_role("option", name="edge").click()
+    page.get_by_role("option", name=env_name, exact=True).click()
     next_step.click()
 
     wizard.get_by_label("Service discovery").check()
@@ -488,7 +489,7 @@ def test_the_revision_editor_routes_and_plugins(page: Page, console: Console) ->
 
     # a service-level limit-count
     page.get_by_role("combobox", name="Add plugin").fill("limit-count")
-    page.get_by_role("option", name="limit-count").click()
+    page.get_by_role("option", name="limit-count", exact=True).click()
     form = page.get_by_role("region", name="limit-count configuration")
     count = form.get_by_label("Count", exact=False).first
     count.fill("0")  # the schema: more than 0
@@ -640,7 +641,7 @@ def test_products_and_developers_forms(page: Page, console: Console) -> None:
     form = page.get_by_role("form", name="Add product")
     form.get_by_label(NAME).fill(f" {plan}")  # a leading space: refused
     form.get_by_role("combobox", name="APIs").fill(api_name)
-    page.get_by_role("option", name=api_name).click()
+    page.get_by_role("option", name=api_name, exact=True).click()
     form.get_by_role("combobox", name="APIs").press("Tab")
     choose(page, form, "Quota", "None: traffic through the product is refused")
     form.get_by_role("button", name="Create product").click()
