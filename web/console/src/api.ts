@@ -20,7 +20,8 @@ export class ApiError extends Error {
     this.problem = problem;
   }
 
-  /** The field errors of a validation problem, by JSON pointer. */
+  /** The field errors of a validation problem, by JSON pointer, as the API words them
+   * (``$.name: must ...``: a list of them, elsewhere than at their fields, says which). */
   fieldErrors(): Record<string, string> {
     const errors = this.problem.errors;
     const found: Record<string, string> = {};
@@ -33,6 +34,14 @@ export class ApiError extends Error {
     }
     return found;
   }
+}
+
+/** Field errors to show at their fields: without the path the API starts each with
+ * (``$.gatewayHosts[0]: 'x' is not a hostname`` → ``'x' is not a hostname``). */
+export function atFields(errors: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(errors).map(([pointer, detail]) => [pointer, detail.replace(/^\$\S*: /, "")]),
+  );
 }
 
 const STORE_KEY = "portico.console.tokens";
@@ -93,6 +102,31 @@ export async function signIn(email: string, password: string): Promise<Tokens> {
   const tokens = (await response.json()) as Tokens;
   storeTokens(tokens);
   return tokens;
+}
+
+/** Accept an invitation (its token, from the link's fragment) with the password to set (an
+ * account the invitation created) or the account's own (an existing one): signed in as it. */
+export async function acceptInvitation(
+  token: string,
+  password: string,
+  displayName: string | null,
+): Promise<Tokens> {
+  const response = await fetch("/api/auth/accept-invitation", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(displayName ? { token, password, displayName } : { token, password }),
+  });
+  if (!response.ok) throw await failure(response);
+  const tokens = (await response.json()) as Tokens;
+  storeTokens(tokens);
+  return tokens;
+}
+
+/** The invitation token a link carries in its fragment (``#token=...``), never sent to a
+ * server; null when the link has none. */
+export function invitationToken(hash: string): string | null {
+  const token = new URLSearchParams(hash.replace(/^#/, "")).get("token");
+  return token && token.trim() ? token.trim() : null;
 }
 
 /** An active identity-provider configuration the sign-in page offers. */
