@@ -12,11 +12,15 @@ printed at the end of a run without xdist), or to ``PORTICO_SCREENSHOT_DIR``.
 from __future__ import annotations
 
 import re
+import uuid
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
+from sqlalchemy import create_engine, insert
 
+from portico.marketplace.organisation.models import Organisation
 from tests.e2e.test_catalogue import ok
 from tests.e2e.test_gateway import HOST
 from tests.portal_web.conftest import PortalSite
@@ -193,3 +197,48 @@ def test_a_rejected_subscription_shows_its_reason(page: Page, site: PortalSite) 
     expect(row).to_contain_text(REASON)
     expect(row.get_by_role("button")).to_have_count(0)  # a rejected one cannot be cancelled
     site.screenshot(page, "subscription-rejected")
+
+
+def test_an_organisations_apis_are_shown_to_its_members_only(page: Page, site: PortalSite) -> None:
+    """An API published to one partner organisation: not in the catalogue of a signed-out
+    visitor (nor reachable by its address), in that of a member once signed in, marked as
+    the organisation's."""
+    # organisations are made by the operator, not by a public API: written to the store
+    partner, title = f"Partner {uuid.uuid4().hex[:6]}", f"Partner pricing {uuid.uuid4().hex[:6]}"
+    organisation, now = uuid.uuid4(), datetime.now(UTC)
+    engine = create_engine(site.database_url.replace("sqlite+aiosqlite", "sqlite", 1))
+    try:
+        with engine.begin() as connection:
+            row = {"id": organisation, "name": partner, "domains": []}
+            connection.execute(insert(Organisation), [row | {"created_at": now, "updated_at": now}])
+    finally:
+        engine.dispose()
+    api = {"title": title, "version": "1.0.0", "overview": "Prices for partners only."}
+    node = ok(site.admin.post("/apis", json=api), 201)["data"]["id"]
+    for transition in ("submit_for_review", "publish"):
+        moved = {"nodes": [node], "transition": transition}
+        assert ok(site.admin.post("/publishing/transitions", json=moved))["meta"]["failed"] == []
+    audience = {"nodes": [node], "visibility": "organisation", "organisations": [str(organisation)]}
+    assert ok(site.admin.post("/publishing/visibility", json=audience))["meta"]["failed"] == []
+    # a member: registered as the partner's, approved by the organisation's manager
+    email = f"{uuid.uuid4().hex[:6]}@partner.example.com"
+    with httpx.Client(base_url=f"{site.portico.control}/api/portal/v1", timeout=30) as portal:
+        registration = {"email": email, "password": PASSWORD, "organisation": str(organisation)}
+        ok(portal.post("/registrations", json=registration | {"display_name": "Pat"}), 202)
+    approvals = f"/organisations/{organisation}/approvals"
+    [waiting] = ok(site.admin.get(approvals))["data"]
+    ok(site.admin.post(f"{approvals}/{waiting['id']}/approve"))
+
+    page.goto(site.url)
+    apis = page.get_by_role("table", name="APIs")
+    expect(apis.get_by_role("link", name="orders")).to_be_visible()
+    expect(apis).not_to_contain_text(title)
+    page.goto(f"{site.url}apis/{node}")
+    expect(page.get_by_role("alert")).to_contain_text("not found")
+
+    sign_in(page, site, email)
+    page.get_by_role("link", name="Catalogue").click()
+    row = page.get_by_role("table", name="APIs").get_by_role("row").filter(has_text=title)
+    expect(row).to_contain_text("Your organisation")
+    row.get_by_role("link", name=title).click()
+    expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()
