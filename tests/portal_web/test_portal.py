@@ -1,9 +1,11 @@
 """The developer portal in a real browser, against one real ``portico serve`` (conftest.py):
 the catalogue signed out (public nodes only; the API reference's renderer not loaded for
 it), an API's reference rendered from its OpenAPI document; a developer who registers, is
-approved, signs in, creates an app and sees its key once (copied by its button), subscribes
-it, sees the subscription pending then active (approved through the admin API), calls the
-gateway with the key and sees the usage chart move; and a rejected subscription's reason.
+approved by the administrator in the web console, signs in, creates an app and sees its
+key once (copied by its button), subscribes it, sees the subscription pending then active
+(approved through the admin API), calls the gateway with the key and sees the usage chart
+move; a rejected subscription's reason; and an organisation's API shown to its members
+only.
 
 Screenshots of the main pages are written to the module's temporary folder (its path is
 printed at the end of a run without xdist), or to ``PORTICO_SCREENSHOT_DIR``.
@@ -24,6 +26,7 @@ from portico.marketplace.organisation.models import Organisation
 from tests.e2e.test_catalogue import ok
 from tests.e2e.test_gateway import HOST
 from tests.portal_web.conftest import PortalSite
+from tests.support.portico_process import OWNER, OWNER_PASSWORD
 from tests.support.waiting import eventually_sync
 
 pytestmark = pytest.mark.e2e
@@ -36,6 +39,25 @@ def approve_registration(site: PortalSite, email: str) -> None:
     pending = ok(site.admin.get("/users/pending"))["data"]
     [user] = [u for u in pending if u["email"] == email]
     ok(site.admin.post(f"/users/{user['id']}/approve"))
+
+
+def approve_in_console(page: Page, site: PortalSite, email: str) -> None:
+    """As the administrator, in the web console of the same installation (a tab of its
+    own): signed in to the admin API there, the registration approved from its list."""
+    console = page.context.new_page()
+    console.goto(f"{site.portico.control}/console/")
+    console.get_by_label("Email").fill(OWNER)
+    console.get_by_role("textbox", name="Password").fill(OWNER_PASSWORD)
+    console.get_by_role("button", name="Sign in", exact=True).click()
+    console.get_by_role("link", name="Portal registrations").click()
+    form = console.get_by_role("form", name="Sign in to the admin API")
+    form.get_by_role("textbox", name="Password").fill(OWNER_PASSWORD)
+    form.get_by_role("button", name="Sign in to the admin API").click()
+    waiting = console.get_by_role("table", name="Registrations awaiting approval")
+    waiting.get_by_role("button", name=f"Approve {email}").click()
+    expect(console.get_by_role("status")).to_contain_text(f"{email} is approved")
+    site.screenshot(console, "console-portal-registrations")
+    console.close()
 
 
 def sign_in(page: Page, site: PortalSite, email: str) -> None:
@@ -117,7 +139,7 @@ def test_a_developer_from_registration_to_traffic_on_the_usage_chart(
     form.get_by_role("button", name="Register").click()
     expect(page.get_by_role("status")).to_contain_text("Registration received")
 
-    approve_registration(site, email)
+    approve_in_console(page, site, email)
     sign_in(page, site, email)
     page.get_by_role("link", name="Catalogue").click()
     expect(page.get_by_role("table", name="APIs")).to_contain_text("Stock levels")

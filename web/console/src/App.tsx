@@ -32,6 +32,9 @@ const ApiPage = page(() => import("./pages/Api").then((m) => m.ApiPage));
 const AnalyticsPage = page(() => import("./pages/Analytics").then((m) => m.AnalyticsPage));
 const ProductsPage = page(() => import("./pages/Products").then((m) => m.ProductsPage));
 const AccessPage = page(() => import("./pages/Access").then((m) => m.AccessPage));
+const RegistrationsPage = page(() =>
+  import("./pages/Registrations").then((m) => m.RegistrationsPage),
+);
 const AuditLogPage = page(() => import("./pages/AuditLog").then((m) => m.AuditLogPage));
 
 const loading = (
@@ -61,6 +64,7 @@ export function App() {
           <Route path="products" element={<ProductsPage />} />
           <Route path="access" element={<AccessPage />} />
           <Route path="audit-log" element={<AuditLogPage />} />
+          <Route path="portal-registrations" element={<RegistrationsPage />} />
           <Route path="*" element={<Navigate to="/environments" replace />} />
         </Route>
       </Routes>

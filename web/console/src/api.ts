@@ -223,3 +223,78 @@ export interface Page<T> {
   size: number;
   total: number;
 }
+
+// The marketplace admin API (/api/admin/v1), for what only it offers the console (approving
+// portal registrations). It signs in on its own (ID tokens, while token issuance is on):
+// the console's token is not one of its tokens.
+
+export const ADMIN_API = "/api/admin/v1";
+const ADMIN_KEY = "portico.console.admin-tokens";
+
+interface AdminTokens {
+  id_token: string;
+  refresh_token: string;
+}
+
+function adminTokens(): AdminTokens | null {
+  const raw = sessionStorage.getItem(ADMIN_KEY);
+  return raw ? (JSON.parse(raw) as AdminTokens) : null;
+}
+
+function storeAdminTokens(tokens: AdminTokens | null): void {
+  if (tokens) sessionStorage.setItem(ADMIN_KEY, JSON.stringify(tokens));
+  else sessionStorage.removeItem(ADMIN_KEY);
+}
+
+/** Whether this tab holds admin API tokens. */
+export const adminSignedIn = () => adminTokens() !== null;
+
+/** Forget the admin API's tokens (signing out of the console signs out of it too). */
+export const adminSignOut = () => storeAdminTokens(null);
+
+async function adminExchange(path: string, body: unknown): Promise<void> {
+  const response = await fetch(ADMIN_API + path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
+  const { data } = (await response.json()) as { data: AdminTokens };
+  storeAdminTokens({ id_token: data.id_token, refresh_token: data.refresh_token });
+}
+
+/** Sign in to the admin API with the account's email and password. */
+export const adminSignIn = (email: string, password: string) =>
+  adminExchange("/auth/token", { email, password });
+
+let adminRenewing: Promise<boolean> | null = null;
+
+function adminRenew(): Promise<boolean> {
+  const tokens = adminTokens();
+  if (!tokens) return Promise.resolve(false);
+  adminRenewing ??= adminExchange("/auth/token/refresh", { refresh_token: tokens.refresh_token })
+    .then(() => true)
+    .catch(() => {
+      storeAdminTokens(null);
+      return false;
+    })
+    .finally(() => (adminRenewing = null));
+  return adminRenewing;
+}
+
+/** A call of the admin API: its answer's envelope (``{data, meta?}``); a 401 renews once. */
+export async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const attempt = () => {
+    const headers: Record<string, string> = {};
+    const tokens = adminTokens();
+    if (tokens) headers.Authorization = `Bearer ${tokens.id_token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return fetch(ADMIN_API + path, { method, headers, body: payload });
+  };
+  let response = await attempt();
+  if (response.status === 401 && (await adminRenew())) response = await attempt();
+  if (response.status === 401) storeAdminTokens(null); // signed out of it: ask again
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
+}

@@ -3,6 +3,7 @@ import type { ReactNode } from "react";
 
 import {
   acceptInvitation as requestAcceptance,
+  adminSignOut,
   exchangeSamlCode,
   get,
   signIn as requestTokens,
@@ -88,6 +89,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       },
       signOut: () => {
         storeTokens(null);
+        adminSignOut();
         sessionStorage.removeItem(ORG_KEY);
         setMe(null);
       },
