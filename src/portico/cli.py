@@ -173,6 +173,26 @@ def set_web_api_key(
     console.print("web API key stored (encrypted); the admin API now issues tokens")
 
 
+#: what the banner says of the portal while it cannot sign developers in (the seed: token
+#: issuance is off until an operator sets the identity provider's web API key)
+PORTAL_SIGN_IN_OFF = (
+    "\n    developers cannot sign in there until an operator runs "
+    "`portico admin-api set-web-api-key`"
+)
+
+
+async def _issuance_enabled(settings: Settings) -> bool:
+    """Whether the portal and the admin API issue tokens (what their sign-in needs)."""
+    from portico.marketplace.auth import service as auth_service
+
+    database = Database(settings.resolved_database_url)
+    try:
+        async with database.session() as session:
+            return await auth_service.issuance_enabled(session=session, settings=settings)
+    finally:
+        await database.dispose()
+
+
 @app.command("serve")
 def serve(
     migrate: bool = typer.Option(True, help="Apply migrations before starting."),
@@ -195,12 +215,13 @@ def serve(
     base = f"http://{host}:{port}"
     built = (settings.console_dir / "index.html").is_file()
     portal_built = (settings.portal_dir / "index.html").is_file()
+    portal_note = "" if asyncio.run(_issuance_enabled(settings)) else PORTAL_SIGN_IN_OFF
     console.print(
         f"[bold]Portico[/bold] management service on {base}  (API docs: {base}/api/docs)\n"
         f"  web console on {base}/console/ (sign in as {settings.bootstrap_admin_email})"
         f"{'' if built else ': not built, run make web'}\n"
         f"  developer portal on {base}/portal/"
-        f"{'' if portal_built else ': not built, run make web'}\n"
+        f"{'' if portal_built else ': not built, run make web'}{portal_note}\n"
         f"  gateway (traffic) on http://{settings.gateway_listen}, "
         f"status on http://{settings.metrics_listen}/ready\n"
         f"  sign in: curl -s -X POST {base}/api/auth/login -H 'content-type: application/json' "

@@ -35,6 +35,8 @@ class Console:
     control: str
     env: dict[str, str]
     database_url: str
+    #: what `portico serve` printed and logged
+    log: Path
 
     @property
     def url(self) -> str:
@@ -72,7 +74,10 @@ def console(
             database_url, tmp_path, PORTICO_TELEMETRY_INTERVAL_SECONDS="0.3"
         ) as (env, _):
             yield Console(
-                control=f"http://{env['PORTICO_LISTEN']}", env=env, database_url=database_url
+                control=f"http://{env['PORTICO_LISTEN']}",
+                env=env,
+                database_url=database_url,
+                log=tmp_path / "serve.log",
             )
     finally:
         db_template.drop(database_url)

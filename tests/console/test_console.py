@@ -130,6 +130,68 @@ def test_sign_in_loads_little_then_shows_environments(
     expect(page.get_by_role("heading", name=name)).to_be_visible()
 
 
+def test_environments_are_added_changed_and_deleted(page: Page, console: Console) -> None:
+    """An environment added in the console (a gateway host another environment serves
+    refused at the hosts field), its hosts changed, then deleted."""
+    name = unique("staging")
+    host, other = f"{name}.example.com", f"{name}-2.example.com"
+    sign_in(page, console, OWNER, OWNER_PASSWORD)
+    page.get_by_role("button", name="Add environment").click()
+    form = page.get_by_role("form", name="Add environment")
+    form.get_by_label(NAME).fill(name)
+    hosts = form.get_by_role("combobox", name="Gateway hosts")
+    for typed in (host, BOOTSTRAPPED_HOST):
+        hosts.fill(typed)
+        hosts.press("Enter")
+    form.get_by_role("button", name="Create environment").click()
+    expect(hosts).to_have_attribute("aria-invalid", "true")
+    expect(form).to_contain_text(f"{BOOTSTRAPPED_HOST} already serves another environment")
+    hosts.press("Backspace")  # the taken one goes
+    form.get_by_role("button", name="Create environment").click()
+    row = page.get_by_role("table", name="Environments").get_by_role("row").filter(has_text=name)
+    expect(row).to_contain_text(host)
+
+    row.get_by_role("button", name=f"Edit {name}").click()
+    form = page.get_by_role("form", name=f"Edit environment {name}")
+    hosts = form.get_by_role("combobox", name="Gateway hosts")
+    hosts.fill(other)
+    hosts.press("Enter")
+    form.get_by_role("button", name="Save environment").click()
+    expect(row).to_contain_text(other)
+
+    row.get_by_role("button", name=f"Delete {name}").click()
+    page.get_by_role("dialog", name=f"Delete environment {name}").get_by_role(
+        "button", name="Delete environment"
+    ).click()
+    expect(row).to_have_count(0)
+    with console.management() as cp:
+        names = [e["name"] for e in cp.get("/envs", params={"size": 100}).json()["items"]]
+    assert name not in names
+
+
+def test_serve_says_where_the_pages_are_and_the_portal_why_it_cannot_sign_in(
+    page: Page, console: Console
+) -> None:
+    """`portico serve` as `make run` starts it: its banner names the console and the portal,
+    and that developers cannot sign in to the portal until an operator sets the web API key
+    (the seed: token issuance is off until then; this serve never set it). The portal's
+    sign-in says so to the developer who tries, rather than failing obscurely."""
+    banner = console.log.read_text()
+    assert f"web console on {console.url}" in banner, banner
+    assert f"developer portal on {console.control}/portal/" in banner, banner
+    assert "developers cannot sign in there until an operator runs" in banner, banner
+    assert "`portico admin-api set-web-api-key`" in banner, banner
+
+    page.goto(f"{console.control}/portal/sign-in")
+    form = page.get_by_role("form", name="Sign in")
+    form.get_by_label("Email").fill(OWNER)
+    form.get_by_role("textbox", name="Password").fill(OWNER_PASSWORD)
+    form.get_by_role("button", name="Sign in").click()
+    explained = form.get_by_role("alert")
+    expect(explained).to_contain_text("Signing in is not switched on yet")
+    expect(explained).to_contain_text("portico admin-api set-web-api-key")
+
+
 def test_from_an_upstream_to_traffic_on_a_chart(
     page: Page, console: Console, echo: int, screenshots: Path, tmp_path: Path
 ) -> None:
@@ -304,9 +366,10 @@ def test_from_an_upstream_to_traffic_on_a_chart(
 
 
 def test_add_service_needs_api_create(page: Page, console: Console) -> None:
-    """A user invited through the console with the Viewer role (the invitation shown once)
-    sees Add Service disabled with the reason, and the other additions likewise; a user
-    with api.create adds a service, a refused name shown at its field."""
+    """A user invited through the console with the Viewer role (the invitation shown once),
+    who accepts it in the browser by its link, sees Add Service disabled with the reason,
+    and the other additions likewise; a user with api.create adds a service, a refused name
+    shown at its field."""
     viewer = f"{unique('viewer')}@example.com"
     sign_in(page, console, OWNER, OWNER_PASSWORD)
     page.get_by_role("link", name="Access").click()
@@ -316,18 +379,38 @@ def test_add_service_needs_api_create(page: Page, console: Console) -> None:
     choose(page, form, "Roles", "Viewer")
     form.get_by_role("button", name="Send invitation").click()
     invitation = page.get_by_role("region", name=f"Invitation of {viewer}")
-    token = invitation.get_by_label("Invitation token", exact=True).inner_text()
+    link = invitation.get_by_label("Invitation link", exact=True).inner_text()
+    assert link.startswith(f"{console.url}accept-invitation#token="), link
     expect(
         page.get_by_role("table", name="Users").get_by_role("row").filter(has_text=viewer)
     ).to_contain_text("Viewer")
-    accepted = httpx.post(
-        f"{console.control}/api/auth/accept-invitation",
-        json={"token": token, "password": "viewer-password-123"},
-    )
-    assert accepted.status_code in (200, 201), accepted.text
     page.get_by_role("button", name="Sign out").click()
 
-    sign_in(page, console, viewer, "viewer-password-123")
+    # the invited user opens the link: sets a password (a short one refused at its field)
+    # and is signed in, as the Viewer the invitation makes them
+    page.goto(link)
+    form = page.get_by_role("form", name="Accept the invitation")
+    chosen = form.get_by_role("textbox", name=re.compile("^Choose a password"))
+    repeated = form.get_by_role("textbox", name=re.compile("^Repeat the password"))
+    for field, value in ((chosen, "too short"), (repeated, "too short")):
+        field.fill(value)
+    form.get_by_role("button", name="Accept the invitation").click()
+    expect(chosen).to_have_attribute("aria-invalid", "true")
+    expect(form).to_contain_text("at least 12 characters")
+    for field in (chosen, repeated):
+        field.fill("viewer-password-123")
+    form.get_by_role("button", name="Accept the invitation").click()
+    expect(page).to_have_url(f"{console.url}environments")
+    expect(page.get_by_role("button", name="Add environment")).to_be_disabled()
+    expect(page.get_by_role("button", name=f"Delete {BOOTSTRAPPED_ENV}")).to_be_disabled()
+    expect(
+        page.get_by_text(
+            "Adding, changing or deleting an environment needs the environment.manage permission."
+        )
+    ).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+
+    sign_in(page, console, viewer, "viewer-password-123")  # the password chosen is its own
     page.get_by_role("link", name="APIs").click()
     expect(page.get_by_role("button", name="Add Service")).to_be_disabled()
     page.get_by_label("Add Service needs the api.create permission").hover()
@@ -572,8 +655,9 @@ def test_analytics_widgets_as_charts_and_the_empty_data_message(
     page: Page, console: Console, echo: int
 ) -> None:
     """Traffic through the embedded gateway to an environment of its own, then widgets over
-    it: a number, a pie by status, and one filtered to an environment without traffic,
-    which shows the seed's empty-data message."""
+    it: a number, a pie by status, one filtered to an environment without traffic, which
+    shows the seed's empty-data message, and a pie and a table by app, where the traffic no
+    app made is "(no app)"."""
     env_name, host = unique("shop"), f"{unique('shop')}.example.com"
     with console.management() as cp:
         env = deployed_api(
@@ -608,6 +692,10 @@ def test_analytics_widgets_as_charts_and_the_empty_data_message(
         total = widget(total_name, "number", env["id"])
         by_status_id = widget(by_status_name, "pie", env["id"], dimensions=["response_status_code"])
         widget(quiet_name, "number", quiet["id"])
+        # no app made these requests (the API has no key-auth): named so, not left blank
+        by_app_pie, by_app_table = unique("Pie by app"), unique("Table by app")
+        widget(by_app_pie, "pie", env["id"], dimensions=["app_name"])
+        widget(by_app_table, "table", env["id"], dimensions=["app_name"])
 
         def shipped() -> bool:
             """All six requests counted by both widgets (the node ships in batches)."""
@@ -626,6 +714,11 @@ def test_analytics_widgets_as_charts_and_the_empty_data_message(
     expect(page.get_by_role("region", name=quiet_name)).to_contain_text(
         "No data for the selected filters"
     )
+    expect(
+        page.get_by_role("region", name=by_app_pie).locator(".recharts-legend-wrapper")
+    ).to_have_text("(no app)")
+    no_app = page.get_by_role("table", name=f"{by_app_table} data").get_by_role("row").nth(1)
+    expect(no_app).to_have_text("(no app)6")
 
 
 def test_products_and_developers_forms(page: Page, console: Console) -> None:

@@ -84,6 +84,8 @@ class PortalSite:
     #: ``essentials`` (a product of orders, public)
     nodes: dict[str, str]
     screenshots: Path
+    #: the serve's store (SQLite), for what no public API writes (a partner organisation)
+    database_url: str
 
     @property
     def url(self) -> str:
@@ -203,7 +205,13 @@ def site(
             org_api, token = _deploy_orders(portico, backend)
             with closing(marketplace_admin(portico)) as admin:
                 nodes = _catalogue(portico, admin, org_api, token)
-                yield PortalSite(portico=portico, admin=admin, nodes=nodes, screenshots=screenshots)
+                yield PortalSite(
+                    portico=portico,
+                    admin=admin,
+                    nodes=nodes,
+                    screenshots=screenshots,
+                    database_url=database_url,
+                )
     finally:
         db_template.drop(database_url)
         reporter: Any = request.config.pluginmanager.get_plugin("terminalreporter")

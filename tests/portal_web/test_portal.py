@@ -1,9 +1,11 @@
 """The developer portal in a real browser, against one real ``portico serve`` (conftest.py):
 the catalogue signed out (public nodes only; the API reference's renderer not loaded for
 it), an API's reference rendered from its OpenAPI document; a developer who registers, is
-approved, signs in, creates an app and sees its key once (copied by its button), subscribes
-it, sees the subscription pending then active (approved through the admin API), calls the
-gateway with the key and sees the usage chart move; and a rejected subscription's reason.
+approved by the administrator in the web console, signs in, creates an app and sees its
+key once (copied by its button), subscribes it, sees the subscription pending then active
+(approved through the admin API), calls the gateway with the key and sees the usage chart
+move; a rejected subscription's reason; and an organisation's API shown to its members
+only.
 
 Screenshots of the main pages are written to the module's temporary folder (its path is
 printed at the end of a run without xdist), or to ``PORTICO_SCREENSHOT_DIR``.
@@ -12,14 +14,19 @@ printed at the end of a run without xdist), or to ``PORTICO_SCREENSHOT_DIR``.
 from __future__ import annotations
 
 import re
+import uuid
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
+from sqlalchemy import create_engine, insert
 
+from portico.marketplace.organisation.models import Organisation
 from tests.e2e.test_catalogue import ok
 from tests.e2e.test_gateway import HOST
 from tests.portal_web.conftest import PortalSite
+from tests.support.portico_process import OWNER, OWNER_PASSWORD
 from tests.support.waiting import eventually_sync
 
 pytestmark = pytest.mark.e2e
@@ -32,6 +39,25 @@ def approve_registration(site: PortalSite, email: str) -> None:
     pending = ok(site.admin.get("/users/pending"))["data"]
     [user] = [u for u in pending if u["email"] == email]
     ok(site.admin.post(f"/users/{user['id']}/approve"))
+
+
+def approve_in_console(page: Page, site: PortalSite, email: str) -> None:
+    """As the administrator, in the web console of the same installation (a tab of its
+    own): signed in to the admin API there, the registration approved from its list."""
+    console = page.context.new_page()
+    console.goto(f"{site.portico.control}/console/")
+    console.get_by_label("Email").fill(OWNER)
+    console.get_by_role("textbox", name="Password").fill(OWNER_PASSWORD)
+    console.get_by_role("button", name="Sign in", exact=True).click()
+    console.get_by_role("link", name="Portal registrations").click()
+    form = console.get_by_role("form", name="Sign in to the admin API")
+    form.get_by_role("textbox", name="Password").fill(OWNER_PASSWORD)
+    form.get_by_role("button", name="Sign in to the admin API").click()
+    waiting = console.get_by_role("table", name="Registrations awaiting approval")
+    waiting.get_by_role("button", name=f"Approve {email}").click()
+    expect(console.get_by_role("status")).to_contain_text(f"{email} is approved")
+    site.screenshot(console, "console-portal-registrations")
+    console.close()
 
 
 def sign_in(page: Page, site: PortalSite, email: str) -> None:
@@ -113,7 +139,7 @@ def test_a_developer_from_registration_to_traffic_on_the_usage_chart(
     form.get_by_role("button", name="Register").click()
     expect(page.get_by_role("status")).to_contain_text("Registration received")
 
-    approve_registration(site, email)
+    approve_in_console(page, site, email)
     sign_in(page, site, email)
     page.get_by_role("link", name="Catalogue").click()
     expect(page.get_by_role("table", name="APIs")).to_contain_text("Stock levels")
@@ -193,3 +219,48 @@ def test_a_rejected_subscription_shows_its_reason(page: Page, site: PortalSite) 
     expect(row).to_contain_text(REASON)
     expect(row.get_by_role("button")).to_have_count(0)  # a rejected one cannot be cancelled
     site.screenshot(page, "subscription-rejected")
+
+
+def test_an_organisations_apis_are_shown_to_its_members_only(page: Page, site: PortalSite) -> None:
+    """An API published to one partner organisation: not in the catalogue of a signed-out
+    visitor (nor reachable by its address), in that of a member once signed in, marked as
+    the organisation's."""
+    # organisations are made by the operator, not by a public API: written to the store
+    partner, title = f"Partner {uuid.uuid4().hex[:6]}", f"Partner pricing {uuid.uuid4().hex[:6]}"
+    organisation, now = uuid.uuid4(), datetime.now(UTC)
+    engine = create_engine(site.database_url.replace("sqlite+aiosqlite", "sqlite", 1))
+    try:
+        with engine.begin() as connection:
+            row = {"id": organisation, "name": partner, "domains": []}
+            connection.execute(insert(Organisation), [row | {"created_at": now, "updated_at": now}])
+    finally:
+        engine.dispose()
+    api = {"title": title, "version": "1.0.0", "overview": "Prices for partners only."}
+    node = ok(site.admin.post("/apis", json=api), 201)["data"]["id"]
+    for transition in ("submit_for_review", "publish"):
+        moved = {"nodes": [node], "transition": transition}
+        assert ok(site.admin.post("/publishing/transitions", json=moved))["meta"]["failed"] == []
+    audience = {"nodes": [node], "visibility": "organisation", "organisations": [str(organisation)]}
+    assert ok(site.admin.post("/publishing/visibility", json=audience))["meta"]["failed"] == []
+    # a member: registered as the partner's, approved by the organisation's manager
+    email = f"{uuid.uuid4().hex[:6]}@partner.example.com"
+    with httpx.Client(base_url=f"{site.portico.control}/api/portal/v1", timeout=30) as portal:
+        registration = {"email": email, "password": PASSWORD, "organisation": str(organisation)}
+        ok(portal.post("/registrations", json=registration | {"display_name": "Pat"}), 202)
+    approvals = f"/organisations/{organisation}/approvals"
+    [waiting] = ok(site.admin.get(approvals))["data"]
+    ok(site.admin.post(f"{approvals}/{waiting['id']}/approve"))
+
+    page.goto(site.url)
+    apis = page.get_by_role("table", name="APIs")
+    expect(apis.get_by_role("link", name="orders")).to_be_visible()
+    expect(apis).not_to_contain_text(title)
+    page.goto(f"{site.url}apis/{node}")
+    expect(page.get_by_role("alert")).to_contain_text("not found")
+
+    sign_in(page, site, email)
+    page.get_by_role("link", name="Catalogue").click()
+    row = page.get_by_role("table", name="APIs").get_by_role("row").filter(has_text=title)
+    expect(row).to_contain_text("Your organisation")
+    row.get_by_role("link", name=title).click()
+    expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()

@@ -20,6 +20,11 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 Loc = Sequence[str | int]
 
+#: patterns that many fields share, said in words: a regular expression tells a person little
+_PATTERN_WORDS = {
+    r"^\S(.*\S)?$": "must not start or end with a space",
+}
+
 _TYPE_NAMES = {
     "int_type": "integer",
     "int_parsing": "integer",
@@ -112,7 +117,8 @@ def describe(error: Mapping[str, Any], loc: Loc) -> str:
     if kind in ("literal_error", "enum"):
         return f"{path}: must be one of {ctx.get('expected')}"
     if kind == "string_pattern_mismatch":
-        return f"{path}: does not match the pattern {ctx.get('pattern')}"
+        pattern = str(ctx.get("pattern"))
+        return f"{path}: {_PATTERN_WORDS.get(pattern, f'does not match the pattern {pattern}')}"
     if kind == "value_error":
         reason = str(ctx.get("error") or error.get("msg", "invalid value"))
         return f"{path}: {reason}"

@@ -75,6 +75,8 @@ async def test_every_change_is_audited(client: httpx.AsyncClient, org: Org, admi
         ({"name": 5}, "/name", "$.name: string expected"),
         ({"name": ""}, "/name", "$.name: must be at least 1 characters long"),
         ({"name": "x" * 101}, "/name", "$.name: must be at most 100 characters long"),
+        # a pattern many names share is said in words, not as a regular expression
+        ({"name": " prod"}, "/name", "$.name: must not start or end with a space"),
         ({"name": "a", "colour": "red"}, "/colour", "property 'colour' is not allowed"),
         (
             {"name": "a", "gatewayHosts": "h.example.com"},
@@ -145,12 +147,18 @@ async def test_names_and_hosts_are_unique(
     again = await create(client, org, admin, name="prod")
     assert again.status_code == 409
     assert "prod" in again.json()["detail"]
+    # each conflict names its field, for a form to show it there
+    assert [e["pointer"] for e in again.json()["errors"]] == ["/name"]
     # a gateway host belongs to one environment across the whole platform
     other_org = await factory.org()
     other_admin = await factory.user(other_org, roles=("Administrator",))
-    stolen = await create(client, other_org, other_admin, name="x", gatewayHosts=["a.example.com"])
+    hosts = ["b.example.com", "a.example.com"]
+    stolen = await create(client, other_org, other_admin, name="x", gatewayHosts=hosts)
     assert stolen.status_code == 409
     assert "a.example.com" in stolen.json()["detail"]
+    assert stolen.json()["errors"] == [
+        {"pointer": "/gatewayHosts/1", "detail": "a.example.com already serves another environment"}
+    ]
 
 
 async def test_listing_sorts_filters_and_rejects_unknown_parameters(

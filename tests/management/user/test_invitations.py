@@ -51,7 +51,7 @@ async def test_invited_user_accepts_signs_in_and_acts_with_the_granted_role(
     assert body["invitedAt"] is not None and body["createdAt"] is not None
     invitation = body["invitation"]
     token = invitation["token"]
-    assert invitation["acceptUrl"] == f"http://testserver/accept-invitation?token={token}"
+    assert invitation["acceptUrl"] == f"http://testserver/console/accept-invitation#token={token}"
     assert invitation["expiresAt"]
     # the token is stored only as its hash, and never shown again
     async with database.session() as session:
@@ -164,7 +164,7 @@ async def test_public_url_is_the_base_of_the_accept_link(
     invited = await client.post(url(org), json={"email": "x@example.com"}, headers=admin.headers)
     invitation = invited.json()["invitation"]
     assert invitation["acceptUrl"] == (
-        f"https://console.example.com/accept-invitation?token={invitation['token']}"
+        f"https://console.example.com/console/accept-invitation#token={invitation['token']}"
     )
 
 

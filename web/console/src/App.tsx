@@ -1,7 +1,7 @@
 import { Center, Loader } from "@mantine/core";
 import { lazy, Suspense } from "react";
 import type { ComponentType } from "react";
-import { Navigate, Route, Routes } from "react-router";
+import { Navigate, Route, Routes, useLocation } from "react-router";
 
 import { useAuth } from "./auth";
 import { SignInPage } from "./pages/SignIn";
@@ -20,6 +20,9 @@ function page(load: () => Promise<ComponentType>): ComponentType {
   };
 }
 
+const AcceptInvitationPage = page(() =>
+  import("./pages/AcceptInvitation").then((m) => m.AcceptInvitationPage),
+);
 const Layout = lazy(() => import("./Layout").then((m) => ({ default: m.Layout })));
 const EnvironmentsPage = page(() => import("./pages/Environments").then((m) => m.EnvironmentsPage));
 const EnvironmentPage = page(() => import("./pages/Environment").then((m) => m.EnvironmentPage));
@@ -29,6 +32,9 @@ const ApiPage = page(() => import("./pages/Api").then((m) => m.ApiPage));
 const AnalyticsPage = page(() => import("./pages/Analytics").then((m) => m.AnalyticsPage));
 const ProductsPage = page(() => import("./pages/Products").then((m) => m.ProductsPage));
 const AccessPage = page(() => import("./pages/Access").then((m) => m.AccessPage));
+const RegistrationsPage = page(() =>
+  import("./pages/Registrations").then((m) => m.RegistrationsPage),
+);
 const AuditLogPage = page(() => import("./pages/AuditLog").then((m) => m.AuditLogPage));
 
 const loading = (
@@ -39,6 +45,9 @@ const loading = (
 
 export function App() {
   const { me, loading: signingIn } = useAuth();
+  const { pathname } = useLocation();
+  // an invitation link's page, signed in or not (accepting signs in as the invited account)
+  if (pathname === "/accept-invitation") return <AcceptInvitationPage />;
   if (signingIn) return loading;
   if (!me) return <SignInPage />;
   return (
@@ -55,6 +64,7 @@ export function App() {
           <Route path="products" element={<ProductsPage />} />
           <Route path="access" element={<AccessPage />} />
           <Route path="audit-log" element={<AuditLogPage />} />
+          <Route path="portal-registrations" element={<RegistrationsPage />} />
           <Route path="*" element={<Navigate to="/environments" replace />} />
         </Route>
       </Routes>

@@ -11,6 +11,7 @@ const SECTIONS = [
   { to: "/analytics", label: "Analytics" },
   { to: "/access", label: "Access" },
   { to: "/audit-log", label: "Audit log" },
+  { to: "/portal-registrations", label: "Portal registrations" },
 ];
 
 export function Layout() {

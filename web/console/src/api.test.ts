@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { ApiError, get, query, storedTokens } from "./api";
+import { ApiError, atFields, get, invitationToken, query, storedTokens } from "./api";
 import { answering, signedIn } from "./test/fetch";
 
 describe("query", () => {
@@ -62,5 +62,30 @@ describe("calls", () => {
     const failure = (await get("/x").catch((error: unknown) => error)) as ApiError;
     expect(failure.message).toBe("name: required");
     expect(failure.fieldErrors()).toEqual({ "/name": "name: required" });
+  });
+});
+
+describe("atFields", () => {
+  it("leaves out the path a field's message starts with, and nothing else", () => {
+    expect(
+      atFields({
+        "/gatewayHosts/0": "$.gatewayHosts[0]: 'x y' is not a hostname",
+        "/name": "an environment named 'prod' already exists",
+        "/note": "costs $.5: too much",
+      }),
+    ).toEqual({
+      "/gatewayHosts/0": "'x y' is not a hostname",
+      "/name": "an environment named 'prod' already exists",
+      "/note": "costs $.5: too much",
+    });
+  });
+});
+
+describe("invitationToken", () => {
+  it("reads the token of a link's fragment, or none", () => {
+    expect(invitationToken("#token=abc-_123")).toBe("abc-_123");
+    expect(invitationToken("#token=")).toBeNull();
+    expect(invitationToken("")).toBeNull();
+    expect(invitationToken("#samlCode=x")).toBeNull();
   });
 });

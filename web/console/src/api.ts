@@ -20,7 +20,8 @@ export class ApiError extends Error {
     this.problem = problem;
   }
 
-  /** The field errors of a validation problem, by JSON pointer. */
+  /** The field errors of a validation problem, by JSON pointer, as the API words them
+   * (``$.name: must ...``: a list of them, elsewhere than at their fields, says which). */
   fieldErrors(): Record<string, string> {
     const errors = this.problem.errors;
     const found: Record<string, string> = {};
@@ -33,6 +34,14 @@ export class ApiError extends Error {
     }
     return found;
   }
+}
+
+/** Field errors to show at their fields: without the path the API starts each with
+ * (``$.gatewayHosts[0]: 'x' is not a hostname`` → ``'x' is not a hostname``). */
+export function atFields(errors: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(errors).map(([pointer, detail]) => [pointer, detail.replace(/^\$\S*: /, "")]),
+  );
 }
 
 const STORE_KEY = "portico.console.tokens";
@@ -93,6 +102,31 @@ export async function signIn(email: string, password: string): Promise<Tokens> {
   const tokens = (await response.json()) as Tokens;
   storeTokens(tokens);
   return tokens;
+}
+
+/** Accept an invitation (its token, from the link's fragment) with the password to set (an
+ * account the invitation created) or the account's own (an existing one): signed in as it. */
+export async function acceptInvitation(
+  token: string,
+  password: string,
+  displayName: string | null,
+): Promise<Tokens> {
+  const response = await fetch("/api/auth/accept-invitation", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(displayName ? { token, password, displayName } : { token, password }),
+  });
+  if (!response.ok) throw await failure(response);
+  const tokens = (await response.json()) as Tokens;
+  storeTokens(tokens);
+  return tokens;
+}
+
+/** The invitation token a link carries in its fragment (``#token=...``), never sent to a
+ * server; null when the link has none. */
+export function invitationToken(hash: string): string | null {
+  const token = new URLSearchParams(hash.replace(/^#/, "")).get("token");
+  return token && token.trim() ? token.trim() : null;
 }
 
 /** An active identity-provider configuration the sign-in page offers. */
@@ -188,4 +222,79 @@ export interface Page<T> {
   page: number;
   size: number;
   total: number;
+}
+
+// The marketplace admin API (/api/admin/v1), for what only it offers the console (approving
+// portal registrations). It signs in on its own (ID tokens, while token issuance is on):
+// the console's token is not one of its tokens.
+
+export const ADMIN_API = "/api/admin/v1";
+const ADMIN_KEY = "portico.console.admin-tokens";
+
+interface AdminTokens {
+  id_token: string;
+  refresh_token: string;
+}
+
+function adminTokens(): AdminTokens | null {
+  const raw = sessionStorage.getItem(ADMIN_KEY);
+  return raw ? (JSON.parse(raw) as AdminTokens) : null;
+}
+
+function storeAdminTokens(tokens: AdminTokens | null): void {
+  if (tokens) sessionStorage.setItem(ADMIN_KEY, JSON.stringify(tokens));
+  else sessionStorage.removeItem(ADMIN_KEY);
+}
+
+/** Whether this tab holds admin API tokens. */
+export const adminSignedIn = () => adminTokens() !== null;
+
+/** Forget the admin API's tokens (signing out of the console signs out of it too). */
+export const adminSignOut = () => storeAdminTokens(null);
+
+async function adminExchange(path: string, body: unknown): Promise<void> {
+  const response = await fetch(ADMIN_API + path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
+  const { data } = (await response.json()) as { data: AdminTokens };
+  storeAdminTokens({ id_token: data.id_token, refresh_token: data.refresh_token });
+}
+
+/** Sign in to the admin API with the account's email and password. */
+export const adminSignIn = (email: string, password: string) =>
+  adminExchange("/auth/token", { email, password });
+
+let adminRenewing: Promise<boolean> | null = null;
+
+function adminRenew(): Promise<boolean> {
+  const tokens = adminTokens();
+  if (!tokens) return Promise.resolve(false);
+  adminRenewing ??= adminExchange("/auth/token/refresh", { refresh_token: tokens.refresh_token })
+    .then(() => true)
+    .catch(() => {
+      storeAdminTokens(null);
+      return false;
+    })
+    .finally(() => (adminRenewing = null));
+  return adminRenewing;
+}
+
+/** A call of the admin API: its answer's envelope (``{data, meta?}``); a 401 renews once. */
+export async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const attempt = () => {
+    const headers: Record<string, string> = {};
+    const tokens = adminTokens();
+    if (tokens) headers.Authorization = `Bearer ${tokens.id_token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return fetch(ADMIN_API + path, { method, headers, body: payload });
+  };
+  let response = await attempt();
+  if (response.status === 401 && (await adminRenew())) response = await attempt();
+  if (response.status === 401) storeAdminTokens(null); // signed out of it: ask again
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
 }

@@ -1,7 +1,15 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import type { ReactNode } from "react";
 
-import { exchangeSamlCode, get, signIn as requestTokens, storeTokens, storedTokens } from "./api";
+import {
+  acceptInvitation as requestAcceptance,
+  adminSignOut,
+  exchangeSamlCode,
+  get,
+  signIn as requestTokens,
+  storeTokens,
+  storedTokens,
+} from "./api";
 
 export interface MeOrg {
   id: string;
@@ -27,6 +35,8 @@ interface Auth {
   signIn: (email: string, password: string) => Promise<void>;
   /** Finish a SAML sign-in: exchange the code its identity provider's round trip ended with. */
   signInWithSamlCode: (code: string) => Promise<void>;
+  /** Accept an invitation, then be signed in as the invited account. */
+  acceptInvitation: (token: string, password: string, displayName: string | null) => Promise<void>;
   signOut: () => void;
 }
 
@@ -73,8 +83,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         await exchangeSamlCode(code);
         await load();
       },
+      acceptInvitation: async (token, password, displayName) => {
+        await requestAcceptance(token, password, displayName);
+        await load();
+      },
       signOut: () => {
         storeTokens(null);
+        adminSignOut();
         sessionStorage.removeItem(ORG_KEY);
         setMe(null);
       },

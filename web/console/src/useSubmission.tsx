@@ -1,7 +1,7 @@
 import { Alert } from "@mantine/core";
 import { useState } from "react";
 
-import { ApiError } from "./api";
+import { ApiError, atFields } from "./api";
 
 /** A form's call to the API: busy while it runs; the API's refusal kept as its field errors
  * (by JSON pointer, shown at the fields) and its message. */
@@ -17,7 +17,7 @@ export function useSubmission() {
     try {
       await action();
     } catch (error) {
-      if (error instanceof ApiError) setErrors(error.fieldErrors());
+      if (error instanceof ApiError) setErrors(atFields(error.fieldErrors()));
       setFailure(error instanceof Error ? error.message : String(error));
     } finally {
       setBusy(false);

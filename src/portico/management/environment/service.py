@@ -103,11 +103,23 @@ async def _check_unique(
     hosts: list[str] | None,
     env_id: uuid.UUID | None,
 ) -> None:
+    """A name or a gateway host already taken is a 409 naming its field (``/name``,
+    ``/gatewayHosts/<i>`` for each taken host), so that a form shows it where it was typed."""
     if name is not None and await repository.name_taken(org_id, name, except_id=env_id):
-        raise Conflict(f"an environment named '{name}' already exists")
+        detail = f"an environment named '{name}' already exists"
+        raise Conflict(detail, errors=[{"pointer": "/name", "detail": detail}])
     taken = await repository.hosts_taken(hosts or [], except_env=env_id)
     if taken:
-        raise Conflict(f"gateway host already serves another environment: {', '.join(taken)}")
+        detail = f"gateway host already serves another environment: {', '.join(taken)}"
+        errors = [
+            {
+                "pointer": f"/gatewayHosts/{i}",
+                "detail": f"{host} already serves another environment",
+            }
+            for i, host in enumerate(hosts or [])
+            if host in taken
+        ]
+        raise Conflict(detail, errors=errors)
 
 
 def _hosts(hosts: list[str]) -> list[GatewayHost]:

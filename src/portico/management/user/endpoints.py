@@ -34,13 +34,14 @@ Manager = Annotated[OrgCaller, Depends(require("user.manage"))]
 
 
 def _invitation(request: Request, issued: IssuedInvitation) -> InvitationRead:
-    """The link the inviter passes on (no email is sent yet): the token rides in the query
-    string of a page of the console, which posts it to /api/auth/accept-invitation."""
+    """The link the inviter passes on (no email is sent yet): the console's page for it,
+    which posts the token to /api/auth/accept-invitation. The token rides in the URL's
+    fragment, which the browser never sends: it stays out of access logs and Referers."""
     settings: Settings = request.app.state.settings
     base = (settings.public_url or str(request.base_url)).rstrip("/")
     return InvitationRead(
         token=issued.token,
-        accept_url=f"{base}/accept-invitation?{urlencode({'token': issued.token})}",
+        accept_url=f"{base}/console/accept-invitation#{urlencode({'token': issued.token})}",
         expires_at=issued.expires_at,
     )
 

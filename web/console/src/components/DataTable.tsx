@@ -52,7 +52,7 @@ export function Badges({ values }: { values: string[] }) {
   return (
     <Group gap={4}>
       {values.map((value) => (
-        <Badge key={value} variant="light">
+        <Badge key={value} variant="light" tt="none">
           {value}
         </Badge>
       ))}

@@ -22,6 +22,7 @@ import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { useFetched } from "../useFetched";
 import { Failure, useSubmission } from "../useSubmission";
+import { dimensionValue, groupLabel } from "./widgetLabels";
 
 type Chart = "line" | "bar" | "pie" | "table" | "number";
 
@@ -69,10 +70,7 @@ const DIMENSIONS = [
 ];
 const COLORS = ["blue.6", "teal.6", "orange.6", "grape.6", "red.6", "cyan.6", "lime.6", "pink.6"];
 
-const group = (row: Row) =>
-  row.dimensions && Object.keys(row.dimensions).length > 0
-    ? Object.values(row.dimensions).map(String).join(" · ")
-    : "value";
+const group = groupLabel;
 
 /** Rows of {timeBucket, dimensions, value} as one point per bucket with a key per group. */
 function series(rows: Row[]) {
@@ -106,6 +104,7 @@ function WidgetView({ widget, orgId }: { widget: Widget; orgId: string }) {
     body = (
       <PieChart
         withLabels
+        withLegend
         withTooltip
         data={found.data.data.map((row, i) => ({
           name: group(row),
@@ -114,22 +113,40 @@ function WidgetView({ widget, orgId }: { widget: Widget; orgId: string }) {
         }))}
       />
     );
-  else if (widget.chart === "table")
+  else if (widget.chart === "table") {
+    const rows = found.data.data;
+    const timed = rows.some((row) => row.timeBucket);
     body = (
       <Table aria-label={`${widget.name} data`}>
+        <Table.Thead>
+          <Table.Tr>
+            {timed && <Table.Th>Time</Table.Th>}
+            {widget.dimensions.map((dimension) => (
+              <Table.Th key={dimension}>{dimension}</Table.Th>
+            ))}
+            <Table.Th>Value</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
         <Table.Tbody>
-          {found.data.data.map((row, i) => (
+          {rows.map((row, i) => (
             <Table.Tr key={i}>
-              <Table.Td>
-                {row.timeBucket ? new Date(row.timeBucket).toLocaleString() : group(row)}
-              </Table.Td>
+              {timed && (
+                <Table.Td>
+                  {row.timeBucket ? new Date(row.timeBucket).toLocaleString() : ""}
+                </Table.Td>
+              )}
+              {widget.dimensions.map((dimension) => (
+                <Table.Td key={dimension}>
+                  {dimensionValue(dimension, row.dimensions?.[dimension])}
+                </Table.Td>
+              ))}
               <Table.Td>{row.value ?? "—"}</Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
     );
-  else {
+  } else {
     const plotted = series(found.data.data);
     const Chart = widget.chart === "bar" ? BarChart : LineChart;
     body = <Chart h={220} dataKey="bucket" data={plotted.data} series={plotted.series} />;
@@ -152,15 +169,24 @@ export function AnalyticsPage() {
   const widgets = useFetched<Page<Widget>>(`/api/orgs/${org!.id}/widgets?size=100`);
   const [adding, setAdding] = useState(false);
   if (!can("analytics.read")) return <Text>Analytics needs the analytics.read permission.</Text>;
+  const manages = can("analytics.manage");
   return (
     <Stack>
       <Group justify="space-between">
         <Title order={2}>Analytics</Title>
-        <Button onClick={() => setAdding(true)}>Add widget</Button>
+        <Button disabled={!manages} onClick={() => setAdding(true)}>
+          Add widget
+        </Button>
       </Group>
+      {!manages && <Text c="dimmed">Adding a widget needs the analytics.manage permission.</Text>}
       {widgets.error && <Alert color="red">{widgets.error.message}</Alert>}
       {!widgets.data && <Loader aria-label="Loading widgets" />}
-      {widgets.data && widgets.data.items.length === 0 && <Text>No widget yet.</Text>}
+      {widgets.data && widgets.data.items.length === 0 && (
+        <Text>
+          No widget yet: add one to chart the traffic through your gateways (requests, response
+          times, sizes) over the last hour, day or week, grouped by API, app, status…
+        </Text>
+      )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {widgets.data?.items.map((widget) => (
           <WidgetView key={widget.id} widget={widget} orgId={org!.id} />

@@ -82,7 +82,11 @@ export function ApisPage() {
       <FetchedTable
         fetched={apis}
         label="APIs"
-        empty={searched ? `No API's name contains "${searched}".` : "No API yet."}
+        empty={
+          searched
+            ? `No API's name contains "${searched}".`
+            : "No API yet: add a service, or import an OpenAPI file (JSON or YAML)."
+        }
         columns={["Name", "Description", "Revisions", "Deployed"]}
         rowKey={(api) => api.id}
         row={(api) => [

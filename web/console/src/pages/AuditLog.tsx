@@ -6,7 +6,7 @@ import { useAuth } from "../auth";
 import { JsonDiff } from "../JsonDiff";
 import { useFetched } from "../useFetched";
 
-interface AuditEntry {
+export interface AuditEntry {
   id: string;
   occurredAt: string;
   actor: { email: string | null; kind: string };
@@ -16,6 +16,19 @@ interface AuditEntry {
   summary: string;
   before: unknown;
   after: unknown;
+}
+
+/** What an entry is about when the API wrote no summary (the management API's entries):
+ * the entity's kind and its name, email or username, from its after (or before) snapshot. */
+export function subject(entry: AuditEntry): string {
+  const named = (value: unknown) => {
+    if (!value || typeof value !== "object") return undefined;
+    const fields = value as Record<string, unknown>;
+    const found = [fields.name, fields.email, fields.username].find((v) => typeof v === "string");
+    return found as string | undefined;
+  };
+  const name = named(entry.after) ?? named(entry.before);
+  return [entry.entityType, name].filter(Boolean).join(" ");
 }
 
 /** Who changed what, newest first; each change's before and after as a diff. */
@@ -49,9 +62,11 @@ export function AuditLogPage() {
                   <Table.Td>{new Date(entry.occurredAt).toLocaleString()}</Table.Td>
                   <Table.Td>{entry.actor.email ?? entry.actor.kind}</Table.Td>
                   <Table.Td>
-                    <Badge variant="light">{entry.action}</Badge>
+                    <Badge variant="light" tt="none">
+                      {entry.action}
+                    </Badge>
                   </Table.Td>
-                  <Table.Td>{entry.summary}</Table.Td>
+                  <Table.Td>{entry.summary || subject(entry)}</Table.Td>
                   <Table.Td>
                     <Button
                       size="xs"

@@ -52,7 +52,7 @@ export function ProductsPage() {
       <FetchedTable
         fetched={products}
         label="Products"
-        empty="No product yet."
+        empty="No product yet: a product sells APIs with a quota to the apps of developers."
         columns={["Product", "APIs", "Quota", "Deployed in", ""]}
         rowKey={(product) => product.id}
         row={(product) => [
@@ -94,10 +94,13 @@ export function ProductsPage() {
           Add developer
         </Button>
       </Group>
+      {!managesDevelopers && (
+        <Text c="dimmed">Adding a developer needs the developer.manage permission.</Text>
+      )}
       <FetchedTable
         fetched={developers}
         label="Developers"
-        empty="No developer yet."
+        empty="No developer yet: add one, then give their apps products and credentials."
         columns={["Name", "Email", "Status", "Apps", ""]}
         rowKey={(developer) => developer.id}
         row={(d) => [

@@ -85,7 +85,7 @@ function UpstreamTable({ orgId, envId }: { orgId: string; envId: string }) {
     <FetchedTable
       fetched={upstreams}
       label="Upstreams"
-      empty="No upstream in this environment yet."
+      empty="No upstream in this environment yet: Add Upstream names the servers its APIs send traffic to."
       columns={["Name", "Targets", "Balancing", "Health checks", "Live health"]}
       rowKey={(u) => u.id}
       row={(u) => [

@@ -1,6 +1,8 @@
 import {
+  Alert,
   Anchor,
   Button,
+  Code,
   Center,
   Paper,
   PasswordInput,
@@ -12,6 +14,7 @@ import {
 import type { FormEvent } from "react";
 import { Link } from "react-router";
 
+import { Problem } from "../api";
 import { useSession } from "../auth";
 import { Refusal, useAction, useFields } from "../loading";
 
@@ -33,7 +36,11 @@ export function SignInPage() {
             <Title order={1} size="h2">
               Sign in
             </Title>
-            <Refusal problem={problem} title="Sign-in refused" />
+            {problem instanceof Problem && problem.kind === "token-issuance-disabled" ? (
+              <SignInIsOff />
+            ) : (
+              <Refusal problem={problem} title="Sign-in refused" />
+            )}
             <TextInput
               label="Email"
               type="email"
@@ -60,5 +67,25 @@ export function SignInPage() {
         </form>
       </Paper>
     </Center>
+  );
+}
+
+/** The portal cannot sign anyone in until its operator switches token issuance on (the seed:
+ * it is off until the identity provider's web API key is set). Said as such, to the developer
+ * who tried and to the operator who can fix it, rather than as a refused password. */
+function SignInIsOff() {
+  return (
+    <Alert color="yellow" role="alert" title="Signing in is not switched on yet">
+      <Stack gap="xs">
+        <Text size="sm">
+          Nothing is wrong with your email or password: this portal does not sign anyone in until
+          its operator turns signing in on. Try again later, or ask the portal's operator.
+        </Text>
+        <Text size="sm">
+          Operator: run <Code>portico admin-api set-web-api-key</Code> on the server (or set{" "}
+          <Code>PORTICO_IDP_WEB_API_KEY</Code>), then sign in again.
+        </Text>
+      </Stack>
+    </Alert>
   );
 }

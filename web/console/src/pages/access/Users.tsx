@@ -1,4 +1,4 @@
-import { Button, Modal, MultiSelect, Stack, TextInput } from "@mantine/core";
+import { Button, Modal, MultiSelect, Stack, Text, TextInput } from "@mantine/core";
 import { useState } from "react";
 import type { FormEvent } from "react";
 
@@ -47,7 +47,11 @@ export function UsersSection(props: {
       empty="No user."
       columns={["User", "Email", "Status", "Roles", ""]}
       row={(u) => [
-        u.displayName,
+        u.displayName || (
+          <Text size="sm" c="dimmed">
+            {u.status === "invited" ? "not accepted yet" : "—"}
+          </Text>
+        ),
         u.email,
         u.status,
         <Badges values={u.roles.map((r) => r.name)} />,
