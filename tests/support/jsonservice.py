@@ -15,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .http_body import write_body
+
 DOCUMENTS: dict[str, str] = {
     "order": json.dumps(
         {
@@ -100,20 +102,7 @@ def _handler(service: JsonService) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, body: bytes, chunked: bool = False) -> None:
             self.send_response(status)
             self.send_header("content-type", "application/json")
-            if chunked:
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                if self.command == "HEAD":
-                    return
-                for start in range(0, len(body), 1000):
-                    piece = body[start : start + 1000]
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                self.wfile.write(b"0\r\n\r\n")
-                return
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+            write_body(self, body, chunked=chunked)
 
         def log_message(self, *args: Any) -> None:
             return

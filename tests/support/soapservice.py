@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .http_body import write_body
+
 SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/"
 QUOTES = "urn:example:quotes"
 PRICES = {"ACME": "12.50", "INIT": "3.20"}
@@ -213,20 +215,7 @@ def _handler(service: SoapService) -> type[BaseHTTPRequestHandler]:
             if encoding:
                 self.send_header("content-encoding", encoding)
             self.send_header("etag", '"soap-1"')
-            if chunked:
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                if self.command == "HEAD":
-                    return
-                for start in range(0, len(body), 1000):
-                    piece = body[start : start + 1000]
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                self.wfile.write(b"0\r\n\r\n")
-                return
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
+            write_body(self, body, chunked=chunked)
 
         def log_message(self, *args: Any) -> None:
             return
