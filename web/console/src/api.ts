@@ -208,6 +208,17 @@ export async function send<T>(method: string, path: string, body?: string | Form
 export const get = <T>(path: string) => call<T>("GET", path);
 export const post = <T>(path: string, body: unknown) => call<T>("POST", path, body);
 export const patch = <T>(path: string, body: unknown) => call<T>("PATCH", path, body);
+
+/** What an add-or-edit form sends: a new item POSTed to its collection at ``path``, or the
+ * ``existing`` one changed by a PATCH at ``path/<id>``. */
+export async function saveItem(
+  path: string,
+  existing: { id: string } | null,
+  body: unknown,
+): Promise<void> {
+  if (existing) await patch(`${path}/${existing.id}`, body);
+  else await post(path, body);
+}
 export const put = <T>(path: string, body: unknown) => call<T>("PUT", path, body);
 export const remove = (path: string) => call<void>("DELETE", path);
 

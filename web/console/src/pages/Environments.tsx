@@ -14,7 +14,7 @@ import { useState } from "react";
 import type { FormEvent } from "react";
 import { Link } from "react-router";
 
-import { patch, post, remove } from "../api";
+import { remove, saveItem } from "../api";
 import type { Page } from "../api";
 import { useAuth } from "../auth";
 import { Badges, FetchedTable } from "../components/DataTable";
@@ -142,9 +142,7 @@ export function EnvironmentForm(props: {
   async function save(event: FormEvent) {
     event.preventDefault();
     await submit(async () => {
-      const body = { name, description, gatewayHosts: hosts };
-      if (env) await patch(`${props.path}/${env.id}`, body);
-      else await post(props.path, body);
+      await saveItem(props.path, env, { name, description, gatewayHosts: hosts });
       props.onSaved();
     });
   }

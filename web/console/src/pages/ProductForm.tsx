@@ -11,7 +11,7 @@ import {
 import { useState } from "react";
 import type { FormEvent } from "react";
 
-import { patch, post } from "../api";
+import { saveItem } from "../api";
 import { ApiPicker } from "../components/ApiPicker";
 import { Failure, useSubmission } from "../useSubmission";
 
@@ -95,8 +95,7 @@ export function ProductForm(props: {
       quota: quotaOf(kind, { limit, interval: every, unit, scope }),
     };
     await submit(async () => {
-      if (product) await patch(`${props.path}/${product.id}`, body);
-      else await post(props.path, body);
+      await saveItem(props.path, product, body);
       props.onSaved();
     });
   }

@@ -2,7 +2,7 @@ import { Button, Modal, MultiSelect, Stack, TextInput, Textarea } from "@mantine
 import { useState } from "react";
 import type { FormEvent } from "react";
 
-import { patch, post } from "../../api";
+import { saveItem } from "../../api";
 import type { Page } from "../../api";
 import { Badges } from "../../components/DataTable";
 import type { Fetched } from "../../useFetched";
@@ -75,9 +75,7 @@ function GroupForm(props: {
   async function save(event: FormEvent) {
     event.preventDefault();
     await submit(async () => {
-      const body = { name, description, roleIds, memberIds };
-      if (group) await patch(`${props.path}/${group.id}`, body);
-      else await post(props.path, body);
+      await saveItem(props.path, group, { name, description, roleIds, memberIds });
       props.onSaved();
     });
   }

@@ -11,7 +11,7 @@ import {
 import { useState } from "react";
 import type { FormEvent } from "react";
 
-import { patch, post } from "../../api";
+import { saveItem } from "../../api";
 import type { Page } from "../../api";
 import type { Fetched } from "../../useFetched";
 import { useFetched } from "../../useFetched";
@@ -85,9 +85,7 @@ function RoleForm(props: {
   async function save(event: FormEvent) {
     event.preventDefault();
     await submit(async () => {
-      const body = { name, description, permissions };
-      if (role) await patch(`${props.base}/roles/${role.id}`, body);
-      else await post(`${props.base}/roles`, body);
+      await saveItem(`${props.base}/roles`, role, { name, description, permissions });
       props.onSaved();
     });
   }
