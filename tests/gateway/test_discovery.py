@@ -317,9 +317,9 @@ async def test_srv_records_give_ports_weights_and_the_preferred_priority(
             assert await served_by(client, 4) == {standby.address: 4}
 
 
-def test_srv_weights_follow_rfc_2782() -> None:
+async def test_srv_weights_follow_rfc_2782() -> None:
     addresses = {"a": ["10.0.0.1"], "b": ["10.0.0.2", "10.0.0.3"], "z": ["10.0.0.9"]}
-    nodes = srv_nodes(
+    nodes = await srv_nodes(
         [
             SrvRecord(priority=0, weight=2, port=80, target="a"),
             SrvRecord(priority=0, weight=1, port=81, target="B"),  # names match in any case
@@ -341,7 +341,7 @@ def test_srv_weights_follow_rfc_2782() -> None:
     ]
     # one address through two records of a priority: one node, weights added; through two
     # priorities: the preferred one's
-    merged = srv_nodes(
+    merged = await srv_nodes(
         [
             SrvRecord(0, 1, 80, "a"),
             SrvRecord(0, 2, 80, "a"),
@@ -391,3 +391,107 @@ async def test_a_discovery_type_this_gateway_lacks_leaves_only_that_upstream_wit
         await gw.apply(snapshot({"discovery": {"type": "consul", "serviceName": "orders"}}))
         assert gw.environments["env"].discovered == {}
         assert (await client.get("/x")).status_code == 503
+
+
+def node_figures(gw: Gateway) -> dict[tuple[str, int], dict[str, Any]]:
+    """The balancer's figures of the upstream, by (host, port)."""
+    balancer = gw.environments["env"].upstreams[UPSTREAM].balancer
+    return {(n["host"], n["port"]): n for n in balancer.snapshot()["nodes"]}
+
+
+def health_of(gw: Gateway, backend: Backend) -> dict[str, Any]:
+    for node in gw.health.live()[UPSTREAM].snapshot()["nodes"]:
+        if (node["host"], node["port"]) == (backend.host, backend.port):
+            return dict(node)
+    raise AssertionError(f"{backend.address} is not a target of the health checker")
+
+
+async def test_srv_records_changing_over_time_keep_the_state_of_nodes_that_stayed(
+    tmp_path: Path, backends: list[Backend]
+) -> None:
+    """Against dnsmasq, SRV records change three times (dnsmasq restarts with each set: it
+    reads them at start): a target added and a weight changed, then a target removed, a port
+    and a priority changed. Traffic follows each set, the lowest priority value takes all of
+    it while one of its nodes is healthy, and the nodes that stayed keep their balancing
+    figures and their health (a passive failure that no traffic can undo)."""
+    hosts = ("127.0.0.9", "127.0.0.10", "127.0.0.11", "127.0.0.12", "127.0.0.12")
+    one, two, three, standby, moved = [Backend(host) for host in hosts]  # moved: another port
+    for backend in (one, two, three, standby, moved):
+        await backend.start()
+        backends.append(backend)
+    name = "_http._tcp.fleet.test"
+    targets = {one: "one.fleet.test", two: "two.fleet.test", three: "three.fleet.test"}
+    targets |= {standby: "standby.fleet.test", moved: "standby.fleet.test"}
+
+    def srv(backend: Backend, priority: int, weight: int) -> Srv:
+        return Srv(name, targets[backend], backend.port, priority=priority, weight=weight)
+
+    first = [srv(one, 10, 1), srv(two, 10, 1), srv(standby, 20, 1)]
+    with DnsServer(tmp_path / "dns", ttl=1, srv=first) as server:
+        for backend in (one, two, three, standby):
+            server.publish(targets[backend], [backend.host])
+        gw = served_gateway(server.address)
+        passive = {"passive": {"unhealthy": {"http_failures": 1, "http_statuses": [500]}}}
+        async with running(gw) as (client, _):
+            await gw.apply(snapshot(discovered(name, checks=passive)))
+            watcher = gw.discovery.live()[UPSTREAM]
+
+            def nodes() -> set[tuple[str, int, int, int]]:
+                return {(n.host, n.port, n.weight, n.priority) for n in watcher.nodes}
+
+            # priority 10 takes everything; the standby (20) nothing while one of it is up
+            assert await served_by(client, 4) == {one.address: 2, two.address: 2}
+
+            two.status = 500  # one failed request: passively unhealthy until its cool-off
+            for _ in range(4):
+                if (await client.get("/x")).status_code == 500:
+                    break
+            else:
+                raise AssertionError("two.fleet.test got no request")
+            assert await served_by(client, 3) == {one.address: 3}
+            two_health = health_of(gw, two)
+            assert not two_health["healthy"] and two_health["reason"].startswith("passive")
+            requests_of_one = node_figures(gw)[(one.host, one.port)]["requests"]
+
+            # a target added, a weight changed
+            await asyncio.to_thread(
+                server.publish_srv,
+                [srv(one, 10, 3), srv(two, 10, 1), srv(three, 10, 1), srv(standby, 20, 1)],
+            )
+            expected = {
+                (one.host, one.port, 300, -10),
+                (two.host, two.port, 100, -10),
+                (three.host, three.port, 100, -10),
+                (standby.host, standby.port, 100, -20),
+            }
+            await eventually(lambda: nodes() == expected, what=lambda: f"{nodes()}: 3 added")
+            kept = health_of(gw, two)
+            assert not kept["healthy"] and kept["passive"] == two_health["passive"]
+            assert (kept["reason"], kept["reports"]) == (
+                two_health["reason"],
+                two_health["reports"],
+            )
+            figures = node_figures(gw)
+            assert figures[(one.host, one.port)]["requests"] == requests_of_one
+            assert figures[(three.host, three.port)]["requests"] == 0
+            served = await served_by(client, 8)
+            assert served == {one.address: 6, three.address: 2}, served
+            requests_of_three = node_figures(gw)[(three.host, three.port)]["requests"]
+
+            # a target removed, the standby's port changed, three's priority now 30: the
+            # preferred priority's only node left is unhealthy, so the next one (20) serves,
+            # and 30 stays unused while 20 has a healthy node
+            await asyncio.to_thread(
+                server.publish_srv, [srv(two, 10, 1), srv(three, 30, 1), srv(moved, 20, 1)]
+            )
+            expected = {
+                (two.host, two.port, 100, -10),
+                (moved.host, moved.port, 100, -20),
+                (three.host, three.port, 100, -30),
+            }
+            await eventually(lambda: nodes() == expected, what=lambda: f"{nodes()}: 1 gone")
+            assert health_of(gw, two)["passive"] == two_health["passive"]
+            assert not health_of(gw, two)["healthy"]
+            assert set(node_figures(gw)) == {(n[0], n[1]) for n in expected}
+            assert await served_by(client, 4) == {moved.address: 4}
+            assert node_figures(gw)[(three.host, three.port)]["requests"] == requests_of_three
