@@ -44,6 +44,7 @@ __all__ = [
     "DiscoveredUpstream",
     "Discovery",
     "NodesListener",
+    "signature",
 ]
 
 log = logging.getLogger("portico.gateway.discovery")
@@ -91,6 +92,17 @@ class NodesListener(Protocol):
 
 def discovery_key(discovery: Mapping[str, Any]) -> tuple[str, str]:
     return str(discovery.get("type", "")), str(discovery.get("serviceName", ""))
+
+
+def signature(watchers: Mapping[str, DiscoveredUpstream]) -> tuple[tuple[str, int, int, str], ...]:
+    """Changes when the nodes of any of these upstreams change, when its failing starts, ends
+    or fails otherwise (not at every retry), or when a watcher is replaced: a node's
+    heartbeat then reports at once what the management API shows (as for health)."""
+    return tuple(
+        sorted(
+            (upstream_id, id(w), w.changes, w.error or "") for upstream_id, w in watchers.items()
+        )
+    )
 
 
 class DiscoveredUpstream:
