@@ -18,13 +18,17 @@ import pytest
 from pydantic import ValidationError
 
 from portico.core.settings import Settings
-from portico.gateway.balancing.nodes import Node
+from portico.gateway.balancing.balancer import Balancer
+from portico.gateway.balancing.nodes import Node, PickContext
+from portico.gateway.discovery.pacing import Pacer
 from portico.gateway.discovery.sources.dns import SrvRecord, srv_nodes
 from portico.gateway.discovery.watch import Bounds
+from portico.gateway.environment_runtime import UpstreamRuntime
 from portico.gateway.gateway import Gateway
+from portico.gateway.health.checker import HealthChecker
 from portico.gateway.http.server import serve
 from portico.gateway.node_options import GatewayOptions
-from portico.gateway.snapshot import content_hash
+from portico.gateway.snapshot import SnapshotUpstream, content_hash
 from portico.gateway.status import status_handler
 from portico.runner import gateway_options
 from tests.support.dnsserver import DnsServer, Srv
@@ -495,3 +499,80 @@ async def test_srv_records_changing_over_time_keep_the_state_of_nodes_that_staye
             assert set(node_figures(gw)) == {(n[0], n[1]) for n in expected}
             assert await served_by(client, 4) == {moved.address: 4}
             assert node_figures(gw)[(three.host, three.port)]["requests"] == requests_of_three
+
+
+class TurnClock:
+    """A clock for a :class:`Pacer` that moves ``step`` seconds each time it is read: the
+    pacer's decisions then depend on how many steps ran, not on the machine's speed."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+async def test_the_pacer_lets_other_callbacks_run_once_a_turns_budget_is_spent() -> None:
+    pacer = Pacer(seconds=0.001, clock=TurnClock(0.0004))
+    ran: list[str] = []
+    asyncio.get_running_loop().call_soon(ran.append, "other")
+    await pacer.pause()  # the turn begins
+    await pacer.pause()  # 0.4 ms later: within the budget, no other callback ran
+    assert ran == [] and pacer.waits == 0
+    await pacer.pause()  # 0.8 ms: still within
+    await pacer.pause()  # 1.2 ms: spent: a later turn, after what was ready
+    assert ran == ["other"] and pacer.waits >= 1
+    assert pacer.steps == 4
+
+
+async def test_a_chash_rebuild_of_discovered_nodes_is_paced_and_keeps_node_state() -> None:
+    """1,000 nodes under ``chash``: the ring (65,000 points) is made in steps, other
+    callbacks run in between; the new balancer keeps the figures of the nodes that stayed,
+    the health checker their targets, and it maps a key as a ring made in one go does."""
+    passive = {"passive": {"unhealthy": {"http_failures": 1, "http_statuses": [500]}}}
+    specification = {"type": "chash", "hashOn": "vars", "key": "remote_addr", "checks": passive}
+    before = tuple(Node(f"10.1.{i // 250}.{i % 250}", 8080) for i in range(10))
+    health = HealthChecker(UPSTREAM, specification, nodes=before)
+    runtime = UpstreamRuntime.build(
+        SnapshotUpstream(id=UPSTREAM, name="ring", specification=specification),
+        Balancer.build(specification, health, nodes=before),
+        health,
+        discovered=before,
+    )
+    kept = runtime.balancer.pick(PickContext(client_ip="192.0.2.1"))
+    assert kept is not None
+    runtime.balancer.started(kept)
+    health.report(kept, status=500)  # passively unhealthy: nothing in the test undoes it
+    assert not health.healthy(kept)
+
+    pacer = Pacer(seconds=0.001, clock=TurnClock(0.0002))
+    turns = 0
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    counter = asyncio.get_running_loop().create_task(count_turns())
+    nodes = (*before, *(Node(f"10.2.{i // 250}.{i % 250}", 8080) for i in range(990)))
+    try:
+        await runtime.use_nodes(nodes, pacer.pause)
+    finally:
+        counter.cancel()
+    assert pacer.steps > 300 and pacer.waits > 50  # the ring went in steps, between turns
+    assert turns > 50  # other callbacks ran while it was made
+    assert runtime.discovered == nodes
+    figures = {(n["host"], n["port"]): n for n in runtime.balancer.snapshot()["nodes"]}
+    assert len(figures) == 1000
+    assert figures[(kept.host, kept.port)]["in_flight"] == 1  # carried over
+    targets = {(n["host"], n["port"]): n for n in health.snapshot()["nodes"]}
+    assert len(targets) == 1000
+    assert not targets[(kept.host, kept.port)]["healthy"]  # its target kept its state
+    assert targets[(kept.host, kept.port)]["reports"] == 1
+    in_one_go = Balancer.build(specification, health, nodes=nodes)
+    for client in ("198.51.100.7", "203.0.113.9", "192.0.2.200"):
+        context = PickContext(client_ip=client)
+        assert runtime.balancer.pick(context) == in_one_go.pick(context)
