@@ -181,20 +181,13 @@ class HealthChecker:
                 if self._next_readmit is None or target.readmit_at < self._next_readmit:
                     self._next_readmit = target.readmit_at
 
-    def set_nodes(self, nodes: Iterable[Node]) -> None:
-        """Replace the probed addresses (discovery); nodes kept keep their state."""
-        gone, added = self._retarget(nodes)
-        for key in gone:
-            self._stop_probe(key)
-        for target in added:
-            self._start_probe(target)
-
     async def follow_nodes(
         self, nodes: Iterable[Node], pause: Callable[[], Awaitable[None]]
     ) -> None:
-        """:meth:`set_nodes` in steps, for discovery on the event loop: ``await pause()``
-        before each, and at most :data:`PROBES_PER_TURN` probes started or stopped in one
-        turn of the loop (each costs a step of its task in the next turn)."""
+        """Replace the probed addresses (discovery); nodes kept keep their state. In steps,
+        for discovery on the event loop: ``await pause()`` before each, and at most
+        :data:`PROBES_PER_TURN` probes started or stopped in one turn of the loop (each
+        costs a step of its task in the next turn)."""
         await pause()
         gone, added = self._retarget(nodes)
         changes: list[tuple[str, int] | Target] = [*gone, *added]
