@@ -17,6 +17,7 @@ import uuid
 
 from portico.core.clock import Clock
 from portico.core.db.engine import Database
+from portico.gateway.discovery.watch import signature as discovery_signature
 from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch, Sink
@@ -65,17 +66,21 @@ class SnapshotFeeder:
 
     def _state(self) -> dict[str, tuple[object, ...]]:
         """What a heartbeat says of each environment, as far as a change of it matters:
-        the version run and the health checkers' states."""
+        the version run, the health checkers' states, what discovery found or failed at."""
         return {
-            env_id: (runtime.version, health_signature(checkers_of(runtime)))
+            env_id: (
+                runtime.version,
+                health_signature(checkers_of(runtime)),
+                discovery_signature(runtime.discovered),
+            )
             for env_id, runtime in self.gateway.environments.items()
         }
 
     async def report(self) -> None:
-        """A heartbeat for every environment the gateway runs: at once for a version or a
-        change of an upstream's health not reported yet, else every ``heartbeat_seconds``;
-        with its upstreams' health and what its discovery found for each discovered
-        upstream, checked as a standalone node's heartbeat is."""
+        """A heartbeat for every environment the gateway runs: at once for a version, a
+        change of an upstream's health or of its discovery (nodes, failing) not reported yet,
+        else every ``heartbeat_seconds``; with its upstreams' health and what its discovery
+        found for each discovered upstream, checked as a standalone node's heartbeat is."""
         running = self._state()
         now = time.monotonic()
         due = now - self._last_report >= self.heartbeat_seconds

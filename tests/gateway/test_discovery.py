@@ -18,13 +18,17 @@ import pytest
 from pydantic import ValidationError
 
 from portico.core.settings import Settings
-from portico.gateway.balancing.nodes import Node
+from portico.gateway.balancing.balancer import Balancer
+from portico.gateway.balancing.nodes import Node, PickContext
+from portico.gateway.discovery.pacing import Pacer
 from portico.gateway.discovery.sources.dns import SrvRecord, srv_nodes
 from portico.gateway.discovery.watch import Bounds
+from portico.gateway.environment_runtime import UpstreamRuntime
 from portico.gateway.gateway import Gateway
+from portico.gateway.health.checker import HealthChecker
 from portico.gateway.http.server import serve
 from portico.gateway.node_options import GatewayOptions
-from portico.gateway.snapshot import content_hash
+from portico.gateway.snapshot import SnapshotUpstream, content_hash
 from portico.gateway.status import status_handler
 from portico.runner import gateway_options
 from tests.support.dnsserver import DnsServer, Srv
@@ -317,9 +321,9 @@ async def test_srv_records_give_ports_weights_and_the_preferred_priority(
             assert await served_by(client, 4) == {standby.address: 4}
 
 
-def test_srv_weights_follow_rfc_2782() -> None:
+async def test_srv_weights_follow_rfc_2782() -> None:
     addresses = {"a": ["10.0.0.1"], "b": ["10.0.0.2", "10.0.0.3"], "z": ["10.0.0.9"]}
-    nodes = srv_nodes(
+    nodes = await srv_nodes(
         [
             SrvRecord(priority=0, weight=2, port=80, target="a"),
             SrvRecord(priority=0, weight=1, port=81, target="B"),  # names match in any case
@@ -341,7 +345,7 @@ def test_srv_weights_follow_rfc_2782() -> None:
     ]
     # one address through two records of a priority: one node, weights added; through two
     # priorities: the preferred one's
-    merged = srv_nodes(
+    merged = await srv_nodes(
         [
             SrvRecord(0, 1, 80, "a"),
             SrvRecord(0, 2, 80, "a"),
@@ -391,3 +395,184 @@ async def test_a_discovery_type_this_gateway_lacks_leaves_only_that_upstream_wit
         await gw.apply(snapshot({"discovery": {"type": "consul", "serviceName": "orders"}}))
         assert gw.environments["env"].discovered == {}
         assert (await client.get("/x")).status_code == 503
+
+
+def node_figures(gw: Gateway) -> dict[tuple[str, int], dict[str, Any]]:
+    """The balancer's figures of the upstream, by (host, port)."""
+    balancer = gw.environments["env"].upstreams[UPSTREAM].balancer
+    return {(n["host"], n["port"]): n for n in balancer.snapshot()["nodes"]}
+
+
+def health_of(gw: Gateway, backend: Backend) -> dict[str, Any]:
+    for node in gw.health.live()[UPSTREAM].snapshot()["nodes"]:
+        if (node["host"], node["port"]) == (backend.host, backend.port):
+            return dict(node)
+    raise AssertionError(f"{backend.address} is not a target of the health checker")
+
+
+async def test_srv_records_changing_over_time_keep_the_state_of_nodes_that_stayed(
+    tmp_path: Path, backends: list[Backend]
+) -> None:
+    """Against dnsmasq, SRV records change three times (dnsmasq restarts with each set: it
+    reads them at start): a target added and a weight changed, then a target removed, a port
+    and a priority changed. Traffic follows each set, the lowest priority value takes all of
+    it while one of its nodes is healthy, and the nodes that stayed keep their balancing
+    figures and their health (a passive failure that no traffic can undo)."""
+    hosts = ("127.0.0.9", "127.0.0.10", "127.0.0.11", "127.0.0.12", "127.0.0.12")
+    one, two, three, standby, moved = [Backend(host) for host in hosts]  # moved: another port
+    for backend in (one, two, three, standby, moved):
+        await backend.start()
+        backends.append(backend)
+    name = "_http._tcp.fleet.test"
+    targets = {one: "one.fleet.test", two: "two.fleet.test", three: "three.fleet.test"}
+    targets |= {standby: "standby.fleet.test", moved: "standby.fleet.test"}
+
+    def srv(backend: Backend, priority: int, weight: int) -> Srv:
+        return Srv(name, targets[backend], backend.port, priority=priority, weight=weight)
+
+    first = [srv(one, 10, 1), srv(two, 10, 1), srv(standby, 20, 1)]
+    with DnsServer(tmp_path / "dns", ttl=1, srv=first) as server:
+        for backend in (one, two, three, standby):
+            server.publish(targets[backend], [backend.host])
+        gw = served_gateway(server.address)
+        passive = {"passive": {"unhealthy": {"http_failures": 1, "http_statuses": [500]}}}
+        async with running(gw) as (client, _):
+            await gw.apply(snapshot(discovered(name, checks=passive)))
+            watcher = gw.discovery.live()[UPSTREAM]
+
+            def nodes() -> set[tuple[str, int, int, int]]:
+                return {(n.host, n.port, n.weight, n.priority) for n in watcher.nodes}
+
+            # priority 10 takes everything; the standby (20) nothing while one of it is up
+            assert await served_by(client, 4) == {one.address: 2, two.address: 2}
+
+            two.status = 500  # one failed request: passively unhealthy until its cool-off
+            for _ in range(4):
+                if (await client.get("/x")).status_code == 500:
+                    break
+            else:
+                raise AssertionError("two.fleet.test got no request")
+            assert await served_by(client, 3) == {one.address: 3}
+            two_health = health_of(gw, two)
+            assert not two_health["healthy"] and two_health["reason"].startswith("passive")
+            requests_of_one = node_figures(gw)[(one.host, one.port)]["requests"]
+
+            # a target added, a weight changed
+            await asyncio.to_thread(
+                server.publish_srv,
+                [srv(one, 10, 3), srv(two, 10, 1), srv(three, 10, 1), srv(standby, 20, 1)],
+            )
+            expected = {
+                (one.host, one.port, 300, -10),
+                (two.host, two.port, 100, -10),
+                (three.host, three.port, 100, -10),
+                (standby.host, standby.port, 100, -20),
+            }
+            await eventually(lambda: nodes() == expected, what=lambda: f"{nodes()}: 3 added")
+            kept = health_of(gw, two)
+            assert not kept["healthy"] and kept["passive"] == two_health["passive"]
+            assert (kept["reason"], kept["reports"]) == (
+                two_health["reason"],
+                two_health["reports"],
+            )
+            figures = node_figures(gw)
+            assert figures[(one.host, one.port)]["requests"] == requests_of_one
+            assert figures[(three.host, three.port)]["requests"] == 0
+            served = await served_by(client, 8)
+            assert served == {one.address: 6, three.address: 2}, served
+            requests_of_three = node_figures(gw)[(three.host, three.port)]["requests"]
+
+            # a target removed, the standby's port changed, three's priority now 30: the
+            # preferred priority's only node left is unhealthy, so the next one (20) serves,
+            # and 30 stays unused while 20 has a healthy node
+            await asyncio.to_thread(
+                server.publish_srv, [srv(two, 10, 1), srv(three, 30, 1), srv(moved, 20, 1)]
+            )
+            expected = {
+                (two.host, two.port, 100, -10),
+                (moved.host, moved.port, 100, -20),
+                (three.host, three.port, 100, -30),
+            }
+            await eventually(lambda: nodes() == expected, what=lambda: f"{nodes()}: 1 gone")
+            assert health_of(gw, two)["passive"] == two_health["passive"]
+            assert not health_of(gw, two)["healthy"]
+            assert set(node_figures(gw)) == {(n[0], n[1]) for n in expected}
+            assert await served_by(client, 4) == {moved.address: 4}
+            assert node_figures(gw)[(three.host, three.port)]["requests"] == requests_of_three
+
+
+class TurnClock:
+    """A clock for a :class:`Pacer` that moves ``step`` seconds each time it is read: the
+    pacer's decisions then depend on how many steps ran, not on the machine's speed."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+async def test_the_pacer_lets_other_callbacks_run_once_a_turns_budget_is_spent() -> None:
+    pacer = Pacer(seconds=0.001, clock=TurnClock(0.0004))
+    ran: list[str] = []
+    asyncio.get_running_loop().call_soon(ran.append, "other")
+    await pacer.pause()  # the turn begins
+    await pacer.pause()  # 0.4 ms later: within the budget, no other callback ran
+    assert ran == [] and pacer.waits == 0
+    await pacer.pause()  # 0.8 ms: still within
+    await pacer.pause()  # 1.2 ms: spent: a later turn, after what was ready
+    assert ran == ["other"] and pacer.waits >= 1
+    assert pacer.steps == 4
+
+
+async def test_a_chash_rebuild_of_discovered_nodes_is_paced_and_keeps_node_state() -> None:
+    """1,000 nodes under ``chash``: the ring (65,000 points) is made in steps, other
+    callbacks run in between; the new balancer keeps the figures of the nodes that stayed,
+    the health checker their targets, and it maps a key as a ring made in one go does."""
+    passive = {"passive": {"unhealthy": {"http_failures": 1, "http_statuses": [500]}}}
+    specification = {"type": "chash", "hashOn": "vars", "key": "remote_addr", "checks": passive}
+    before = tuple(Node(f"10.1.{i // 250}.{i % 250}", 8080) for i in range(10))
+    health = HealthChecker(UPSTREAM, specification, nodes=before)
+    runtime = UpstreamRuntime.build(
+        SnapshotUpstream(id=UPSTREAM, name="ring", specification=specification),
+        Balancer.build(specification, health, nodes=before),
+        health,
+        discovered=before,
+    )
+    kept = runtime.balancer.pick(PickContext(client_ip="192.0.2.1"))
+    assert kept is not None
+    runtime.balancer.started(kept)
+    health.report(kept, status=500)  # passively unhealthy: nothing in the test undoes it
+    assert not health.healthy(kept)
+
+    pacer = Pacer(seconds=0.001, clock=TurnClock(0.0002))
+    turns = 0
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    counter = asyncio.get_running_loop().create_task(count_turns())
+    nodes = (*before, *(Node(f"10.2.{i // 250}.{i % 250}", 8080) for i in range(990)))
+    try:
+        await runtime.use_nodes(nodes, pacer.pause)
+    finally:
+        counter.cancel()
+    assert pacer.steps > 300 and pacer.waits > 50  # the ring went in steps, between turns
+    assert turns > 50  # other callbacks ran while it was made
+    assert runtime.discovered == nodes
+    figures = {(n["host"], n["port"]): n for n in runtime.balancer.snapshot()["nodes"]}
+    assert len(figures) == 1000
+    assert figures[(kept.host, kept.port)]["in_flight"] == 1  # carried over
+    targets = {(n["host"], n["port"]): n for n in health.snapshot()["nodes"]}
+    assert len(targets) == 1000
+    assert not targets[(kept.host, kept.port)]["healthy"]  # its target kept its state
+    assert targets[(kept.host, kept.port)]["reports"] == 1
+    in_one_go = Balancer.build(specification, health, nodes=nodes)
+    for client in ("198.51.100.7", "203.0.113.9", "192.0.2.200"):
+        context = PickContext(client_ip=client)
+        assert runtime.balancer.pick(context) == in_one_go.pick(context)

@@ -645,7 +645,11 @@ def test_a_checker_matches_specifications_with_the_same_checks_and_addresses() -
     assert not checker.matches(base | {"nodes": [{"host": "10.0.0.2", "port": 80}]})
 
 
-async def test_set_nodes_keeps_the_state_of_remaining_nodes(
+async def no_pause() -> None:
+    return None
+
+
+async def test_follow_nodes_keeps_the_state_of_remaining_nodes(
     backends: BackendFactory, checkers: list[HealthChecker]
 ) -> None:
     a, b = await backends("ok"), await backends("ok")
@@ -661,8 +665,8 @@ async def test_set_nodes_keeps_the_state_of_remaining_nodes(
     await checker.start()
     await eventually(lambda: len(a.requests) >= 1)
     checker.report(a.node, tcp_failure=True)
-    checker.set_nodes([a.node, b.node])
+    await checker.follow_nodes([a.node, b.node], no_pause)
     assert not checker.healthy(a.node)
     await eventually(lambda: len(b.requests) >= 1)
-    checker.set_nodes([b.node])
+    await checker.follow_nodes([b.node], no_pause)
     assert [n["port"] for n in checker.snapshot()["nodes"]] == [b.port]

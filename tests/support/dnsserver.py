@@ -2,8 +2,8 @@
 unprivileged (it answers on a high port and never changes user), authoritative for
 ``.test`` (a name it does not hold is NXDOMAIN, never forwarded: it has no upstream
 server), answering from a hosts file that :meth:`DnsServer.publish` rewrites and re-reads
-(SIGHUP), with the TTL given, and SRV records fixed at start (``--srv-host``: dnsmasq reads
-them from its command line only)."""
+(SIGHUP), with the TTL given, and SRV records given at start (``--srv-host``: dnsmasq reads
+them from its command line only, so :meth:`DnsServer.publish_srv` restarts it on its port)."""
 
 from __future__ import annotations
 
@@ -112,6 +112,15 @@ class DnsServer(ServerProcess):
         self._write_hosts()
         if self._proc is not None and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGHUP)  # dnsmasq re-reads --addn-hosts files
+
+    def publish_srv(self, records: Sequence[Srv]) -> None:
+        """The SRV records are ``records`` from now on: dnsmasq restarts on the same port
+        with them (it reads them from its command line only). In between, for the moment
+        of the restart, queries get no answer, as in a real server's restart."""
+        self.srv = tuple(records)
+        if self._proc is not None and self._proc.poll() is None:
+            self.stop()
+            self.start()
 
     def _write_hosts(self) -> None:
         lines = [f"127.0.0.1 {READY_NAME}"]

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from portico.gateway.balancing.balancer import Balancer
+from portico.gateway.balancing.balancer import Balancer, BalancerBuild
 from portico.gateway.balancing.nodes import Node
 from portico.gateway.context import (
     BasePluginRuntime,
@@ -30,6 +30,7 @@ from portico.gateway.context import (
 )
 from portico.gateway.discovery.watch import DiscoveredUpstream, Discovery
 from portico.gateway.health.checker import HealthChecker
+from portico.gateway.http.proxy import node_address
 from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.registry import PLUGINS, check_plugin, conflicting
@@ -66,6 +67,8 @@ class UpstreamRuntime:
     fixed_host: str | None = None  # the Host header for rewrite and node
     #: discovery: the nodes the balancer was built with (empty for listed nodes)
     discovered: tuple[Node, ...] = ()
+    #: discovery: calls of use_nodes so far (a later one supersedes one still building)
+    nodes_calls: int = 0
 
     @property
     def specification(self) -> Mapping[str, Any]:
@@ -91,7 +94,7 @@ class UpstreamRuntime:
         if mode == "rewrite" and spec.get("upstreamHost"):
             fixed = str(spec["upstreamHost"])
         elif mode == "node" and isinstance(nodes, list) and nodes and isinstance(nodes[0], dict):
-            fixed = f"{nodes[0]['host']}:{nodes[0]['port']}"
+            fixed = node_address(str(nodes[0]["host"]), int(nodes[0]["port"]))
         return cls(
             upstream,
             balancer,
@@ -109,18 +112,32 @@ class UpstreamRuntime:
             discovered=discovered or (),
         )
 
-    def use_nodes(self, nodes: tuple[Node, ...]) -> None:
+    async def use_nodes(
+        self, nodes: tuple[Node, ...], pause: Callable[[], Awaitable[None]]
+    ) -> None:
         """Discovery found these nodes: balance over them from the next pick on (figures of
         the nodes that stayed carried over), and have the health checker probe them (those
-        that stayed keep their state)."""
+        that stayed keep their state). Done in steps on the event loop, ``await pause()``
+        before each (a ``chash`` ring is many); a later call supersedes this one if it
+        comes before this one's balancer is made."""
+        self.nodes_calls += 1
+        call = self.nodes_calls
         spec = self.upstream.specification
-        self.balancer = Balancer.build(spec, self.health, nodes=nodes, previous=self.balancer)
-        self.health.set_nodes(nodes)
+        await pause()
+        build = BalancerBuild(spec, self.health, nodes)
+        while not build.done:
+            await pause()
+            build.step()
+        await pause()
+        if call != self.nodes_calls:
+            return
+        self.balancer = build.balancer(previous=self.balancer)
         if spec.get("retries") is None:
             self.retries = max(0, len(nodes) - 1)
         if self.host_mode == "node":
-            self.fixed_host = f"{nodes[0].host}:{nodes[0].port}" if nodes else None
+            self.fixed_host = nodes[0].address if nodes else None
         self.discovered = nodes
+        await self.health.follow_nodes(nodes, pause)
 
 
 @dataclass

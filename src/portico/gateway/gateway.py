@@ -143,7 +143,7 @@ class Gateway:
             await self.discovery.first_answers(watchers.values(), FIRST_ANSWERS_SECONDS)
             for upstream_id, watcher in watchers.items():
                 upstream = runtime.upstreams[upstream_id]
-                watcher.attach(upstream, upstream.discovered)
+                await watcher.attach(upstream, upstream.discovered)
         environments = {**self.environments, runtime.snapshot.environment_id: runtime}
         hosts = HostTable.build(environments)
         self.environments, self.hosts = environments, hosts  # the swap

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from portico.gateway.discovery.watch import signature as discovery_signature
 from portico.gateway.environment_runtime import SnapshotRefused
 from portico.gateway.gateway import Gateway
 from portico.gateway.telemetry.rollups import Batch
@@ -125,8 +126,13 @@ class ControlPlaneSync:
 
     def heartbeat_state(self) -> tuple[object, ...]:
         """What a change of calls for a heartbeat before the next periodic one."""
-        checkers = checkers_of(self.gateway.environments.get(self.env_id))
-        return (self.version, health_signature(checkers))
+        runtime = self.gateway.environments.get(self.env_id)
+        discovered = runtime.discovered if runtime is not None else {}
+        return (
+            self.version,
+            health_signature(checkers_of(runtime)),
+            discovery_signature(discovered),
+        )
 
     async def heartbeat(self) -> None:
         """Tell the control plane which version this node runs, its upstreams' health as its
@@ -148,7 +154,8 @@ class ControlPlaneSync:
 
     async def heartbeat_forever(self, interval: float = 10.0, check: float = 1.0) -> None:
         """A heartbeat every ``interval`` seconds, and as soon as a look every ``check``
-        seconds finds a new version or a target whose health changed."""
+        seconds finds a new version, a target whose health changed, or a discovered upstream
+        whose failing started, ended or changed."""
         loop = asyncio.get_running_loop()
         sent: tuple[object, ...] | None = None
         last = float("-inf")

@@ -137,6 +137,12 @@ async def test_a_standalone_node_reports_its_discovery_in_its_heartbeat(
     try:
         await sync.poll_once()
         await sync.heartbeat()
+        reported = sync.heartbeat_state()
+        dns.publish("standalone.test", [])  # NXDOMAIN: the last good node stays, with an error
+        watcher = gateway.discovery.live()[upstream]
+        await eventually(lambda: watcher.error is not None, what="the empty answer recorded")
+        # heartbeat_forever sends a heartbeat as soon as its state changes (the nodes did not)
+        assert sync.heartbeat_state() != reported
     finally:
         await sync.close()
         await gateway.close()

@@ -13,7 +13,10 @@ the pool; the pickers only choose within it.
   unit of weight, scaled down to at most 65,536 points a group). Point positions depend only
   on the node's own address and index, so adding or removing a node moves about ``1/N`` of
   the keys, and only to or from that node. An ineligible owner passes its keys on clockwise.
-  Hashes are BLAKE2b, so every gateway process maps a key to the same node.
+  Hashes are BLAKE2b, so every gateway process maps a key to the same node. A ring of 65,536
+  points takes tens of milliseconds to make: :class:`RingBuilder` makes it in steps of
+  bounded work (hashing :data:`RING_STEP_POINTS` points, or sorting one of 256 buckets), so
+  that discovery can rebuild one on the event loop between other work.
 - :class:`LeastConnections` — fewest in-flight requests relative to weight,
   ``(in_flight + 1) / weight``; ties taken round robin.
 - :class:`PeakEwma` — Finagle's / APISIX's peak EWMA: a latency estimate that jumps up to any
@@ -30,10 +33,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Final, Protocol
 
 from portico.gateway.balancing.nodes import Node, PickContext
@@ -44,6 +47,7 @@ __all__ = [
     "NodeStats",
     "PeakEwma",
     "Picker",
+    "RingBuilder",
     "SmoothWeightedRoundRobin",
     "hash64",
 ]
@@ -53,6 +57,15 @@ EWMA_FAILURE_FLOOR_SECONDS: Final = 0.1
 EWMA_UNMEASURED_PENALTY: Final = 1e9
 RING_POINTS_PER_WEIGHT: Final = 160
 RING_MAX_POINTS: Final = 65_536
+#: ring points hashed in one step of a RingBuilder (a multiple of the 8 a digest gives)
+RING_STEP_POINTS: Final = 512
+#: a ring's points are sorted in buckets by their first byte, one bucket a step
+_RING_BUCKET_SHIFT: Final = 56
+_RING_BUCKETS: Final = 256
+#: the bits of a ring entry below its position that hold its node's index
+_OWNER_BITS: Final = 32
+_OWNER_MASK: Final = (1 << _OWNER_BITS) - 1
+_EIGHT_POINTS: Final = struct.Struct(">8Q")
 
 
 @dataclass(slots=True)
@@ -93,14 +106,76 @@ def hash64(data: str) -> int:
     return int.from_bytes(hashlib.blake2b(data.encode(), digest_size=8).digest(), "big")
 
 
-def _points(address: str, count: int) -> list[int]:
-    """The first ``count`` ring positions of ``address``: eight per BLAKE2b-512 digest of
-    ``address#block``, so a node's positions depend on nothing but its address."""
-    points: list[int] = []
-    for block in range((count + 7) // 8):
-        digest = hashlib.blake2b(f"{address}#{block}".encode()).digest()
-        points.extend(int.from_bytes(digest[i : i + 8], "big") for i in range(0, 64, 8))
-    return points[:count]
+def _block_points(address: str, block: int) -> tuple[int, ...]:
+    digest = hashlib.blake2b(f"{address}#{block}".encode()).digest()
+    points: tuple[int, ...] = _EIGHT_POINTS.unpack(digest)
+    return points
+
+
+class RingBuilder:
+    """The ring of a :class:`ConsistentHash` over ``nodes``, made in steps: :meth:`step` does
+    a bounded amount of the work (hashing up to :data:`RING_STEP_POINTS` points, or sorting
+    one of 256 buckets of them) until :attr:`done`. The ring is the same as made in one go:
+    the points sorted, ties in node order.
+
+    A point is kept as one integer, its position shifted left with its node's index below
+    (:data:`_OWNER_BITS`): integers are not tracked by the garbage collector, where 65,536
+    ``(point, node)`` tuples made the collector scan for milliseconds in the middle of a
+    step, and sorting them sorts by position, then node order."""
+
+    __slots__ = ("_block", "_buckets", "_counts", "_next_bucket", "_node", "owners", "points")
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        total = sum(node.weight for node in nodes)
+        scale = min(float(RING_POINTS_PER_WEIGHT), RING_MAX_POINTS / total) if total else 0.0
+        self._counts = [(node, max(1, int(node.weight * scale))) for node in nodes]
+        self._node = 0  # the node being hashed, and its next block of eight points
+        self._block = 0
+        self._buckets: list[list[int]] = [[] for _ in range(_RING_BUCKETS)]
+        self._next_bucket = 0
+        self.points: list[int] = []
+        self.owners: list[Node] = []
+
+    @property
+    def done(self) -> bool:
+        return self._next_bucket >= _RING_BUCKETS
+
+    def step(self) -> None:
+        if self._node < len(self._counts):
+            self._hash_some()
+        elif self._next_bucket < _RING_BUCKETS:
+            bucket = self._buckets[self._next_bucket]
+            bucket.sort()
+            counts = self._counts
+            self.points.extend(entry >> _OWNER_BITS for entry in bucket)
+            self.owners.extend(counts[entry & _OWNER_MASK][0] for entry in bucket)
+            self._buckets[self._next_bucket] = []
+            self._next_bucket += 1
+
+    def _hash_some(self) -> None:
+        budget = RING_STEP_POINTS
+        buckets = self._buckets
+        while budget > 0 and self._node < len(self._counts):
+            index = self._node
+            node, count = self._counts[index]
+            address = f"{node.host}:{node.port}"
+            blocks = (count + 7) // 8
+            while budget > 0 and self._block < blocks:
+                points = _block_points(address, self._block)
+                keep = min(8, count - self._block * 8)
+                for point in points[:keep]:
+                    buckets[point >> _RING_BUCKET_SHIFT].append(point << _OWNER_BITS | index)
+                budget -= 8
+                self._block += 1
+            if self._block >= blocks:
+                self._node += 1
+                self._block = 0
+
+    def build(self) -> RingBuilder:
+        """All the remaining steps at once."""
+        while not self.done:
+            self.step()
+        return self
 
 
 class SmoothWeightedRoundRobin:
@@ -129,18 +204,18 @@ class SmoothWeightedRoundRobin:
 class ConsistentHash:
     __slots__ = ("_key", "_owners", "_points", "_size")
 
-    def __init__(self, nodes: Sequence[Node], key: Callable[[PickContext], str]) -> None:
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        key: Callable[[PickContext], str],
+        ring: RingBuilder | None = None,
+    ) -> None:
+        """``ring``: the ring of ``nodes``, made beforehand (else it is made here)."""
         self._key = key
         self._size = len(nodes)
-        total = sum(node.weight for node in nodes)
-        scale = min(float(RING_POINTS_PER_WEIGHT), RING_MAX_POINTS / total)
-        ring: list[tuple[int, Node]] = []
-        for node in nodes:
-            count = max(1, int(node.weight * scale))
-            ring.extend((point, node) for point in _points(f"{node.host}:{node.port}", count))
-        ring.sort(key=itemgetter(0))  # 64-bit positions: ties are vanishingly rare
-        self._points = [point for point, _ in ring]
-        self._owners = [owner for _, owner in ring]
+        built = (ring or RingBuilder(nodes)).build()
+        self._points = built.points
+        self._owners = built.owners
 
     def owner(self, key: str, eligible: Callable[[Node], bool] | None = None) -> Node | None:
         """The node owning ``key``: the first eligible owner clockwise from its hash."""

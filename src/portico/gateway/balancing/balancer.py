@@ -30,10 +30,11 @@ least connections, peak EWMA) and :mod:`portico.gateway.balancing.hash_key` (the
 missing key material falls back to the client address).
 
 Upstreams with ``discovery`` have no ``nodes`` in the specification: the caller passes the
-resolved nodes to :meth:`Balancer.build`. Passing the previous snapshot's balancer as
-``previous`` carries the in-flight counts and latency estimates over, so a deploy does not
-reset ``least_conn`` and ``ewma`` (requests in flight on the old balancer finish on shared
-figures).
+resolved nodes to :meth:`Balancer.build`, or, to rebuild one on the event loop between other
+work, makes it in steps with :class:`BalancerBuild` (a ``chash`` ring is the long part).
+Passing the previous snapshot's balancer as ``previous`` carries the in-flight counts and
+latency estimates over, so a deploy does not reset ``least_conn`` and ``ewma`` (requests in
+flight on the old balancer finish on shared figures).
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ from portico.gateway.balancing.algorithms import (
     NodeStats,
     PeakEwma,
     Picker,
+    RingBuilder,
     SmoothWeightedRoundRobin,
 )
 from portico.gateway.balancing.hash_key import HashKey
 from portico.gateway.balancing.nodes import Node, PickContext, nodes_of
 
-__all__ = ["Balancer", "HealthView"]
+__all__ = ["Balancer", "BalancerBuild", "HealthView"]
 
 
 class HealthView(Protocol):
@@ -95,7 +97,9 @@ class Balancer:
         hash_key: HashKey | None = None,
         previous: Balancer | None = None,
         clock: Callable[[], float] = time.monotonic,
+        rings: Mapping[int, RingBuilder] | None = None,
     ) -> None:
+        """``rings``: for ``chash``, the ring of each priority's group, made beforehand."""
         self.nodes: tuple[Node, ...] = tuple(dict.fromkeys(nodes))  # duplicates listed once
         self.type = algorithm
         self.hash_key = hash_key
@@ -108,11 +112,10 @@ class Balancer:
         self._stats: dict[Node, NodeStats] = {
             node: inherited.get((node.host, node.port)) or NodeStats() for node in self.nodes
         }
-        weighted = [node for node in self.nodes if node.weight > 0]
+        made = rings or {}
         self._groups = [
-            _Group(priority, group, self._picker(group))
-            for priority in sorted({node.priority for node in weighted}, reverse=True)
-            for group in [tuple(node for node in weighted if node.priority == priority)]
+            _Group(priority, group, self._picker(group, made.get(priority)))
+            for priority, group in priority_groups(self.nodes)
         ]
 
     @classmethod
@@ -126,10 +129,7 @@ class Balancer:
         clock: Callable[[], float] = time.monotonic,
     ) -> Balancer:
         """The balancer of an upstream; ``nodes`` replaces the specification's (discovery)."""
-        kind = str(specification.get("type", "roundrobin"))
-        hash_key = None
-        if kind == "chash":
-            hash_key = HashKey(str(specification.get("hashOn", "vars")), specification.get("key"))
+        kind, hash_key = _algorithm(specification)
         return cls(
             nodes_of(specification) if nodes is None else nodes,
             health,
@@ -139,10 +139,10 @@ class Balancer:
             clock=clock,
         )
 
-    def _picker(self, group: Sequence[Node]) -> Picker:
+    def _picker(self, group: Sequence[Node], ring: RingBuilder | None = None) -> Picker:
         if self.type == "chash":
             key = self.hash_key or HashKey("vars", "remote_addr")
-            return ConsistentHash(group, key)
+            return ConsistentHash(group, key, ring)
         if self.type == "least_conn":
             return LeastConnections(self._stats)
         if self.type == "ewma":
@@ -224,3 +224,68 @@ class Balancer:
                 for node, stats in self._stats.items()
             ],
         }
+
+
+def _algorithm(specification: Mapping[str, Any]) -> tuple[str, HashKey | None]:
+    kind = str(specification.get("type", "roundrobin"))
+    if kind != "chash":
+        return kind, None
+    return kind, HashKey(str(specification.get("hashOn", "vars")), specification.get("key"))
+
+
+def priority_groups(nodes: Iterable[Node]) -> list[tuple[int, tuple[Node, ...]]]:
+    """The weighted nodes by priority, the highest first (the balancer's groups)."""
+    weighted = [node for node in nodes if node.weight > 0]
+    return [
+        (priority, tuple(node for node in weighted if node.priority == priority))
+        for priority in sorted({node.priority for node in weighted}, reverse=True)
+    ]
+
+
+class BalancerBuild:
+    """A :class:`Balancer` made in steps, for discovery to rebuild one on the event loop:
+    while not :attr:`done`, :meth:`step` does a bounded part of the work (a part of a
+    ``chash`` ring); then :meth:`balancer` makes it (linear in the nodes), carrying over the
+    figures of ``previous`` as :meth:`Balancer.build` does."""
+
+    __slots__ = ("_clock", "_health", "_nodes", "_pending", "_rings", "_specification")
+
+    def __init__(
+        self,
+        specification: Mapping[str, Any],
+        health: HealthView,
+        nodes: Iterable[Node],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._specification = specification
+        self._health = health
+        self._clock = clock
+        self._nodes = tuple(dict.fromkeys(nodes))
+        self._rings: dict[int, RingBuilder] = {}
+        if _algorithm(specification)[0] == "chash":
+            self._rings = {p: RingBuilder(g) for p, g in priority_groups(self._nodes)}
+        self._pending = [ring for ring in self._rings.values() if not ring.done]
+
+    @property
+    def done(self) -> bool:
+        return not self._pending
+
+    def step(self) -> None:
+        if self._pending:
+            ring = self._pending[0]
+            ring.step()
+            if ring.done:
+                self._pending.pop(0)
+
+    def balancer(self, previous: Balancer | None = None) -> Balancer:
+        kind, hash_key = _algorithm(self._specification)
+        return Balancer(
+            self._nodes,
+            self._health,
+            algorithm=kind,
+            hash_key=hash_key,
+            previous=previous,
+            clock=self._clock,
+            rings=self._rings,
+        )

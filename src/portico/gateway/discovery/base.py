@@ -12,11 +12,17 @@ source=...)``:
   ``resolve()``, from the event loop, and what all the upstreams of a gateway share (one DNS
   channel) is kept in ``context.shared``.
 
-``Source.resolve()`` runs off the request path, in the watcher's task. It returns the nodes
-found now and for how long they may be used (the TTL; the watcher holds it within the node's
-bounds), an empty answer when the source says there are none, or raises
+``Source.resolve()`` runs off the request path, in one of the watcher's workers, but on the
+event loop that serves requests. It returns the nodes found now (at most :data:`MAX_NODES`,
+the preferred first) and for how long they may be used (the TTL; the watcher holds it within
+the node's bounds), an empty answer when the source says there are none, or raises
 :class:`DiscoveryFailed` when it could not get an answer. Either of the last two keeps the
 last good nodes serving.
+
+Work whose size an answer decides (reading its records, asking for more, building nodes)
+is done in steps of bounded work, each after ``await context.pause()``: the gateway's
+discovery then never holds the loop for more than ``pacing.TURN_SECONDS`` and one step at a
+time, however large the answers or however many come at once (``pacing.py``).
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ from __future__ import annotations
 import abc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from portico.gateway.balancing.nodes import Node
+from portico.gateway.discovery.pacing import Pacer
 
 __all__ = [
+    "MAX_NODES",
     "DiscoveryContext",
     "DiscoveryFailed",
     "Resolution",
@@ -38,6 +46,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: nodes one discovered upstream uses at most (a source returns the preferred ones first;
+#: the watcher cuts any beyond): what one step of rebuilding a balancer may cost is bounded
+MAX_NODES: Final = 1000
 
 
 class DiscoveryFailed(Exception):
@@ -88,12 +100,17 @@ class SharedClients:
 
 @dataclass(frozen=True)
 class DiscoveryContext:
-    """What the gateway node offers its sources: its settings (the node's, not a snapshot's)
-    and the clients they share."""
+    """What the gateway node offers its sources: its settings (the node's, not a snapshot's),
+    the clients they share, and the pace of their work on the event loop."""
 
     #: DNS servers as ``host:port`` (``PORTICO_GATEWAY_RESOLVERS``); empty: the system's
     resolvers: tuple[str, ...] = ()
     shared: SharedClients = field(default_factory=SharedClients)
+    pacer: Pacer = field(default_factory=Pacer)
+
+    async def pause(self) -> None:
+        """Await before each step of work on an answer (see the module's docstring)."""
+        await self.pacer.pause()
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 
 from portico.gateway.balancing.nodes import Node, nodes_of
@@ -67,6 +67,8 @@ from portico.gateway.health.state import (
 __all__ = ["PASSIVE_COOL_OFF_SECONDS", "HealthChecker"]
 
 PASSIVE_COOL_OFF_SECONDS: Final = 10.0
+#: probes started or stopped in one turn of the event loop when discovery changes the nodes
+PROBES_PER_TURN: Final = 32
 MAX_TRACKED_NODES: Final = 4096  # nodes first seen in report() (discovery) beyond this are ignored
 
 log = logging.getLogger("portico.gateway.health")
@@ -179,22 +181,59 @@ class HealthChecker:
                 if self._next_readmit is None or target.readmit_at < self._next_readmit:
                     self._next_readmit = target.readmit_at
 
-    def set_nodes(self, nodes: Iterable[Node]) -> None:
-        """Replace the probed addresses (discovery); nodes kept keep their state."""
+    async def follow_nodes(
+        self, nodes: Iterable[Node], pause: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Replace the probed addresses (discovery); nodes kept keep their state. In steps,
+        for discovery on the event loop: ``await pause()`` before each, and at most
+        :data:`PROBES_PER_TURN` probes started or stopped in one turn of the loop (each
+        costs a step of its task in the next turn)."""
+        await pause()
+        gone, added = self._retarget(nodes)
+        changes: list[tuple[str, int] | Target] = [*gone, *added]
+        for count, change in enumerate(changes):
+            if count and count % PROBES_PER_TURN == 0:
+                await asyncio.sleep(0)
+            await pause()
+            if isinstance(change, Target):
+                self._start_probe(change)
+            else:
+                self._stop_probe(change)
+
+    def _retarget(self, nodes: Iterable[Node]) -> tuple[list[tuple[str, int]], list[Target]]:
+        """The targets become ``nodes``' (those kept keep their state); the addresses gone and
+        the targets added, whose probes are still to stop and start."""
         wanted = {(node.host, node.port): node for node in nodes}
-        for key in [key for key in self._targets if key not in wanted]:
+        gone = [key for key in self._targets if key not in wanted]
+        for key in gone:
             del self._targets[key]
-            task = self._tasks.pop(key, None)
-            if task is not None:
-                task.cancel()
-                self._retired.add(task)
-                task.add_done_callback(self._retired.discard)
+        added: list[Target] = []
         for key, node in wanted.items():
             if key not in self._targets:
                 target = self._targets[key] = Target(node.host, node.port)
-                if self._running:
-                    self._spawn(target)
+                added.append(target)
         self._version += 1
+        return gone, added
+
+    def _stop_probe(self, key: tuple[str, int]) -> None:
+        if key in self._targets:  # (back since: starting its new target replaces the probe)
+            return
+        task = self._tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+            self._retired.add(task)
+            task.add_done_callback(self._retired.discard)
+
+    def _start_probe(self, target: Target) -> None:
+        key = (target.host, target.port)
+        if not self._running or self._targets.get(key) is not target:
+            return  # (not probing, or replaced since)
+        stale = self._tasks.pop(key, None)
+        if stale is not None:
+            stale.cancel()
+            self._retired.add(stale)
+            stale.add_done_callback(self._retired.discard)
+        self._spawn(target)
 
     def _spawn(self, target: Target) -> None:
         key = (target.host, target.port)

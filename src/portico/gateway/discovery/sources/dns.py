@@ -21,6 +21,12 @@ c-ares runs the exchanges on its own thread, so the event loop only receives the
 A name that does not exist, or has no record of the type (NXDOMAIN, NODATA), is an empty
 answer; a timeout, a refusal or a server failure is :class:`DiscoveryFailed`. Either way the
 watcher keeps the last good nodes.
+
+What runs on the event loop is paced (``context.pause()`` before each step): issuing one
+query, reading 64 records, handling 64 addresses of SRV targets, making 64 nodes. An answer
+gives at most ``MAX_NODES`` nodes: the first addresses of an A/AAAA answer in address order,
+the records of the preferred SRV priorities first. An SRV name's targets without addresses in
+the additional section are looked up :data:`TARGETS_AT_ONCE` at a time.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import re
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -38,6 +44,7 @@ import pycares
 
 from portico.gateway.balancing.nodes import Node
 from portico.gateway.discovery.base import (
+    MAX_NODES,
     DiscoveryContext,
     DiscoveryFailed,
     Resolution,
@@ -52,6 +59,10 @@ QUERY_TIMEOUT: Final = 2.0
 QUERY_TRIES: Final = 2
 #: a weight-1 SRV record's share; a weight-0 record among weighted ones gets 1 of it
 WEIGHT_SCALE: Final = 100
+#: records, addresses or nodes handled in one step of work on the event loop
+STEP: Final = 64
+#: an SRV name's targets looked up at once (each an A and an AAAA query)
+TARGETS_AT_ONCE: Final = 4
 
 _LABEL: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 _SERVICE_LABEL: Final = re.compile(r"_[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
@@ -145,14 +156,59 @@ class SrvRecord:
     target: str
 
 
-def srv_nodes(records: Sequence[SrvRecord], addresses: dict[str, list[str]]) -> tuple[Node, ...]:
+Pause = Callable[[], Awaitable[None]]
+
+
+async def _no_pause() -> None:
+    return None
+
+
+class _Steps:
+    """Counts work and pauses before each :data:`STEP` units of it."""
+
+    __slots__ = ("done", "pause")
+
+    def __init__(self, pause: Pause) -> None:
+        self.pause = pause
+        self.done = STEP  # the first unit pauses
+
+    async def take(self, units: int = 1) -> None:
+        if self.done >= STEP:
+            await self.pause()
+            self.done = 0
+        self.done += units
+
+
+async def make_nodes(
+    entries: Iterable[tuple[str, int, int, int]], pause: Pause
+) -> tuple[Node, ...]:
+    """``Node(host, port, weight, priority)`` of each entry, :data:`STEP` a step."""
+    steps = _Steps(pause)
+    nodes: list[Node] = []
+    for host, port, weight, priority in entries:
+        await steps.take()
+        nodes.append(Node(host=host, port=port, weight=weight, priority=priority))
+    return tuple(nodes)
+
+
+async def srv_nodes(
+    records: Sequence[SrvRecord], addresses: dict[str, list[str]], pause: Pause = _no_pause
+) -> tuple[Node, ...]:
     """The nodes of SRV ``records``, each target's addresses taken from ``addresses``
     (lower-cased target → its addresses): the rules of the module's docstring. An address
-    reached through two records is one node: the preferred priority's, weights added."""
-    weighted = {r.priority for r in records if r.weight > 0 and addresses.get(r.target.lower())}
-    found: dict[tuple[str, int], Node] = {}
+    reached through two records is one node: the preferred priority's, weights added. At
+    most ``MAX_NODES``, those of the preferred priorities first."""
+    steps = _Steps(pause)
+    weighted: set[int] = set()
     for record in records:
+        await steps.take()
+        if record.weight > 0 and addresses.get(record.target.lower()):
+            weighted.add(record.priority)
+    # (host, port) → [weight, negated priority]: the preferred priority comes first
+    found: dict[tuple[str, int], list[int]] = {}
+    for record in sorted(records, key=lambda r: r.priority):
         hosts = addresses.get(record.target.lower(), [])
+        await steps.take(len(hosts) + 1)
         if not hosts:
             continue
         if record.weight > 0:
@@ -162,15 +218,15 @@ def srv_nodes(records: Sequence[SrvRecord], addresses: dict[str, list[str]]) -> 
         else:
             share = max(1, round(WEIGHT_SCALE / len(hosts)))  # all weigh 0: equal chances
         for host in hosts:
-            node = Node(host=host, port=record.port, weight=share, priority=-record.priority)
             known = found.get((host, record.port))
-            if known is None or known.priority < node.priority:
-                found[(host, record.port)] = node
-            elif known.priority == node.priority:
-                found[(host, record.port)] = Node(
-                    host, record.port, weight=known.weight + share, priority=node.priority
-                )
-    return tuple(sorted(found.values(), key=lambda n: (-n.priority, n.host, n.port)))
+            if known is None:
+                if len(found) < MAX_NODES:
+                    found[(host, record.port)] = [share, -record.priority]
+            elif known[1] == -record.priority:
+                known[0] += share
+    await pause()
+    entries = sorted((-p, host, port, w) for (host, port), (w, p) in found.items())
+    return await make_nodes(((h, port, w, -p) for p, h, port, w in entries), pause)
 
 
 # --- the source -----------------------------------------------------------------------------
@@ -206,8 +262,10 @@ class _Answer:
         self.glue: dict[str, list[str]] = {}
 
 
-async def _query(resolver: aiodns.DNSResolver, name: str, qtype: str) -> _Answer:
+async def _query(resolver: aiodns.DNSResolver, name: str, qtype: str, pause: Pause) -> _Answer:
+    """One query's answer; at most ``MAX_NODES`` addresses of it are read."""
     answer = _Answer()
+    await pause()  # issuing the query is c-ares' work on the loop
     try:
         result = await resolver.query_dns(name + ".", qtype)  # absolute: no search domains
     except aiodns.error.DNSError as error:
@@ -216,7 +274,9 @@ async def _query(resolver: aiodns.DNSResolver, name: str, qtype: str) -> _Answer
             return answer
         reason = error.args[1] if len(error.args) > 1 else "failed"
         raise DiscoveryFailed(f"{qtype} {name}: {reason}") from None
+    steps = _Steps(pause)
     for record in result.answer:
+        await steps.take()
         answer.ttls.append(record.ttl)
         data = record.data
         if isinstance(data, pycares.ARecordData | pycares.AAAARecordData):
@@ -225,11 +285,16 @@ async def _query(resolver: aiodns.DNSResolver, name: str, qtype: str) -> _Answer
             # (a target of "." says the service is not offered there)
             target = data.target.rstrip(".")
             answer.services.append(SrvRecord(data.priority, data.weight, data.port, target))
+        if len(answer.addresses) >= MAX_NODES or len(answer.services) >= MAX_NODES:
+            break  # (the records read give the TTL)
+    glued = 0
     for record in result.additional:
+        await steps.take()
         data = record.data
-        if isinstance(data, pycares.ARecordData | pycares.AAAARecordData):
+        if isinstance(data, pycares.ARecordData | pycares.AAAARecordData) and glued < MAX_NODES:
             answer.glue.setdefault(record.name.rstrip(".").lower(), []).append(data.addr)
             answer.ttls.append(record.ttl)
+            glued += 1
     return answer
 
 
@@ -244,9 +309,9 @@ async def _all(queries: Sequence[Awaitable[T]]) -> list[T]:
     return answers
 
 
-async def _addresses(resolver: aiodns.DNSResolver, name: str) -> list[_Answer]:
+async def _addresses(resolver: aiodns.DNSResolver, name: str, pause: Pause) -> list[_Answer]:
     """The A and the AAAA answers of ``name``."""
-    return await _all([_query(resolver, name, "A"), _query(resolver, name, "AAAA")])
+    return await _all([_query(resolver, name, "A", pause), _query(resolver, name, "AAAA", pause)])
 
 
 class DnsSource(Source):
@@ -256,27 +321,31 @@ class DnsSource(Source):
 
     async def resolve(self) -> Resolution:
         resolver = _resolver(self.context)
+        pause = self.context.pause
         if self.name.port is None:
-            return await self._srv(resolver, self.name.name)
+            return await self._srv(resolver, self.name.name, pause)
         port = self.name.port
-        answers = await _addresses(resolver, self.name.name)
-        hosts = sorted({host for answer in answers for host in answer.addresses})
-        nodes = tuple(Node(host=host, port=port) for host in hosts)
+        answers = await _addresses(resolver, self.name.name, pause)
+        await pause()
+        hosts = sorted({host for answer in answers for host in answer.addresses})[:MAX_NODES]
+        nodes = await make_nodes(((host, port, 1, 0) for host in hosts), pause)
         return Resolution(nodes, _ttl(answers) if nodes else None)
 
     @staticmethod
-    async def _srv(resolver: aiodns.DNSResolver, name: str) -> Resolution:
-        answer = await _query(resolver, name, "SRV")
+    async def _srv(resolver: aiodns.DNSResolver, name: str, pause: Pause) -> Resolution:
+        answer = await _query(resolver, name, "SRV", pause)
         if not answer.services:
             return Resolution(())
         used = [answer]
         addresses = {target: sorted(hosts) for target, hosts in answer.glue.items()}
         missing = sorted({r.target.lower() for r in answer.services} - set(addresses))
-        looked_up = await _all([_addresses(resolver, target) for target in missing])
-        for target, pair in zip(missing, looked_up, strict=True):
-            used.extend(pair)
-            addresses[target] = sorted({host for part in pair for host in part.addresses})
-        nodes = srv_nodes(answer.services, addresses)
+        for first in range(0, len(missing), TARGETS_AT_ONCE):
+            targets = missing[first : first + TARGETS_AT_ONCE]
+            looked_up = await _all([_addresses(resolver, target, pause) for target in targets])
+            for target, pair in zip(targets, looked_up, strict=True):
+                used.extend(pair)
+                addresses[target] = sorted({host for part in pair for host in part.addresses})
+        nodes = await srv_nodes(answer.services, addresses, pause)
         return Resolution(nodes, _ttl(used) if nodes else None)
 
 
