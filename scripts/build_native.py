@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,6 +41,7 @@ def main() -> None:
             module,
             sources=[str(native.c_source_of(module).relative_to(ROOT))],
             extra_compile_args=["-O2", "-Wall", "-Werror"],
+            **_library_flags(module),
         )
         for module in native.C_MODULES
     ]
@@ -52,6 +55,34 @@ def main() -> None:
     (target / native.MANIFEST).write_text(json.dumps(native.manifest(), indent=1))
     count = len(sources) + len(native.C_MODULES)
     print(f"build_native: {count} modules in {target} ({time.monotonic() - started:.0f} s)")
+
+
+def _library_flags(module: str) -> dict[str, list[str]]:
+    """The include and library directories and libraries a C module is built with: what the
+    first of its commands that runs prints (``native.C_LIBRARIES``)."""
+    flags: dict[str, list[str]] = {"include_dirs": [], "library_dirs": [], "libraries": []}
+    commands = native.C_LIBRARIES.get(module, ())
+    if not commands:
+        return flags
+    printed = None
+    for command in commands:
+        try:
+            printed = subprocess.run(command, check=True, capture_output=True, text=True).stdout  # noqa: S603 (our own fixed commands)
+            break
+        except (OSError, subprocess.CalledProcessError):
+            continue
+    if printed is None:
+        tried = " or ".join(f"`{' '.join(command)}`" for command in commands)
+        raise SystemExit(
+            f"build_native: {module} needs {tried}: install the library's -dev package "
+            "(make system-packages)"
+        )
+    kinds = {"-I": "include_dirs", "-L": "library_dirs", "-l": "libraries"}
+    for flag in shlex.split(printed):
+        kind = kinds.get(flag[:2])
+        if kind is not None:
+            flags[kind].append(flag[2:])
+    return flags
 
 
 if __name__ == "__main__":
