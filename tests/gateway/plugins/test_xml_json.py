@@ -324,8 +324,31 @@ def test_limits_and_malformed_documents(data: bytes, refused: bool) -> None:
     assert (result[0] == "malformed") is refused
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        # an attribute in the elements' default namespace needs a prefix: the first bound
+        # to it in scope, the element's own before its parent's...
+        b'<a xmlns="urn:a" xmlns:q="urn:a" xmlns:p="urn:a" p:x="1"/>',
+        b'<a xmlns="urn:a" xmlns:p="urn:a"><b xmlns:q="urn:a" p:x="1"/></a>',
+        # ... not one hidden by a nearer declaration of the same prefix
+        b'<a xmlns="urn:a" xmlns:p="urn:a"><b xmlns:p="urn:b" xmlns:q="urn:a" q:x="1"/></a>',
+        b'<a xmlns="urn:a" xmlns:p="urn:a" xmlns:q="urn:a"><b xmlns:p="urn:b" q:x="1"/></a>',
+        # ... and back in scope after it
+        b'<a xmlns="urn:a" xmlns:p="urn:a"><b xmlns:p="urn:b"/><c xmlns:q="urn:a" q:x="1"/></a>',
+        # a prefix the document wants, taken by another namespace: the next free ns<N>
+        b'<a xmlns:ns1="urn:x" xmlns:p="urn:a"><ns1:b/><p:c xmlns:p="urn:b" xmlns:ns2="urn:c"'
+        b' ns2:x="1"/><d xmlns:p="urn:c" p:y="2"/></a>',
+        b'<a xmlns:xml2="urn:a" xml2:x="1" xml:lang="en"><xml2:b/></a>',
+    ],
+)
+def test_namespace_prefixes_as_the_reference(data: bytes) -> None:
+    assert same(data)[0] == "json"
+    assert same(data, CAMEL)[0] == "json"
+
+
 @pytest.mark.parametrize("module", IMPLEMENTATIONS)
-@pytest.mark.parametrize("kind", ["one-prefix", "many-prefixes", "attributes"])
+@pytest.mark.parametrize("kind", ["one-prefix", "many-prefixes", "attributes", "one-element"])
 def test_a_document_of_forty_thousand_namespaces_is_converted(
     module: ModuleType, kind: str
 ) -> None:
@@ -340,10 +363,18 @@ def test_a_document_of_forty_thousand_namespaces_is_converted(
     elif kind == "many-prefixes":
         pieces = [b'<p%d:x xmlns:p%d="urn:%d"/>' % (n, n, n) for n in range(count)]
         expected = {f"@xmlns:p{last}": f"urn:{last}", f"p{last}:x": None}
-    else:
+    elif kind == "attributes":
         pieces = [b'<x xmlns:p="urn:%d" p:a="1"/>' % n for n in range(count)]
         expected = {f"@xmlns:ns{last}": f"urn:{last}"}
+    else:  # (each attribute's prefix was a walk over all the element's declarations)
+        pieces = [b'<x xmlns:p%d="urn:%d" p%d:a="1"/>' % (n, n, n) for n in range(count // 4)]
+        pieces = [b"<x" + b"".join(piece[2:-2] for piece in pieces) + b"/>"]
+        last = count // 4 - 1
     value = json.loads(module.xml_to_json(b"<r>" + b"".join(pieces) + b"</r>", UNCHANGED, ""))
+    if kind == "one-element":
+        assert value["r"][f"@xmlns:p{last}"] == f"urn:{last}"
+        assert value["r"]["x"][f"@p{last}:a"] == "1"
+        return
     assert expected.items() <= value["r"].items()
     if kind == "attributes":
         assert value["r"]["x"][-1] == {f"@ns{last}:a": "1"}

@@ -81,6 +81,7 @@ static inline int buf_reserve(Buf *b, Py_ssize_t more) {
 }
 
 static inline int buf_put(Buf *b, const void *s, Py_ssize_t n) {
+    if (n == 0) return 0; /* (s may be an empty Buf's NULL, which memcpy may not be given) */
     if (buf_reserve(b, n) < 0) return -1;
     memcpy(b->data + b->len, s, (size_t)n);
     b->len += n;
@@ -249,6 +250,11 @@ typedef struct {
 
 typedef struct {
     const xmlChar *prefix, *uri;
+    /* (the naming pass, while the declaration is in scope: see nsmap_prefix) */
+    int32_t prefix_id;  /* its prefix in Names.scope */
+    int32_t space;      /* its namespace in Names */
+    int32_t hides;      /* the declaration of the same prefix it hides, or -1 */
+    int32_t below;      /* the next declaration of the same namespace in scope, or -1 */
 } NsDecl;
 
 typedef struct {
@@ -334,7 +340,7 @@ static void on_start(void *user, const xmlChar *local, const xmlChar *prefix, co
             stop(d);
             return;
         }
-        ITEMS(d->ns, NsDecl)[at] = (NsDecl){ns[2 * i], ns[2 * i + 1]};
+        ITEMS(d->ns, NsDecl)[at] = (NsDecl){ns[2 * i], ns[2 * i + 1], -1, -1, -1, -1};
     }
     node->attrs = (int32_t)COUNT(d->attrs, Attr);
     node->attr_count = attr_count;
@@ -512,11 +518,6 @@ static void table_free(StrTable *t) {
     t->cap = 0;
 }
 
-static void table_clear(StrTable *t) {
-    t->text.len = t->entries.len = 0;
-    for (Py_ssize_t i = 0; i < t->cap; i++) t->table[i] = -1;
-}
-
 static uint64_t hash_bytes(const char *s, Py_ssize_t n) {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
@@ -572,6 +573,7 @@ typedef struct {
     const xmlChar *uri;
     int32_t assigned, attribute;
     int32_t used;
+    int32_t innermost; /* the nearest declaration of it in scope (an NsDecl), or -1 */
 } Namespace;
 
 typedef struct {
@@ -604,7 +606,8 @@ typedef struct {
     Py_ssize_t key_cap;
     Buf raw, json;
     Buf scratch;
-    StrTable seen;                   /* (nsmap_prefix's) */
+    StrTable scope;                  /* the prefixes declared in the document ... */
+    Buf bound;                       /* ... int32_t each: its declaration in scope, or -1 */
     int32_t text_key;                /* "#text" */
 } Names;
 
@@ -620,7 +623,8 @@ static void names_free(Names *n) {
     buf_free(&n->raw);
     buf_free(&n->json);
     buf_free(&n->scratch);
-    table_free(&n->seen);
+    table_free(&n->scope);
+    buf_free(&n->bound);
 }
 
 /* the key of the name s (its id: equal names, equal ids), added if new; -1 out of memory */
@@ -710,7 +714,7 @@ static int32_t namespace_of(Names *n, const xmlChar *uri) {
     int32_t index = table_index(&n->uris, (const char *)uri, 1);
     if (index < 0) return -1;
     if (index == COUNT(n->spaces, Namespace)) {
-        Namespace space = {uri, -1, -1, 0};
+        Namespace space = {uri, -1, -1, 0, -1};
         if (buf_put(&n->spaces, &space, sizeof space) < 0) return -1;
     }
     return index;
@@ -844,30 +848,67 @@ static int32_t name_element(Names *n, Node *node) {
     return mark_used(n, memo->used) < 0 ? -1 : memo->key;
 }
 
-/* the first prefix in scope at the element (lxml's nsmap order: its own declarations, then
- * its parent's...; a prefix declared nearer hides the same prefix further out) bound to uri;
- * "" if none; NULL out of memory */
-static const char *nsmap_prefix(Names *n, Doc *d, int32_t index, const xmlChar *uri) {
-    StrTable *seen = &n->seen;
-    table_clear(seen);
-    for (; index >= 0; index = NODE(d, index)->parent) {
-        Node *node = NODE(d, index);
-        for (int32_t i = 0; i < node->ns_count; i++) {
-            NsDecl *decl = &ITEMS(d->ns, NsDecl)[node->ns + i];
-            if (decl->prefix == NULL) continue; /* (the default namespace names no prefix) */
-            int32_t hidden = table_index(seen, (const char *)decl->prefix, 0);
-            if (hidden == -2) return NULL;
-            if (hidden >= 0) continue;
-            if (decl->uri != NULL && strcmp((const char *)decl->uri, (const char *)uri) == 0)
-                return (const char *)decl->prefix;
-            if (table_index(seen, (const char *)decl->prefix, 1) < 0) return NULL;
+/* the naming pass walks the tree keeping the namespace declarations in scope: per prefix the
+ * one that binds it, per namespace a stack of those that declare it, nearest first (an
+ * element's own in document order), so that nsmap_prefix costs one step per declaration it
+ * passes, not a walk over every declaration in scope (thousands, in a hostile document) */
+static int enter_scope(Names *n, Doc *d, int32_t index) {
+    Node *node = NODE(d, index);
+    for (int32_t i = node->ns_count - 1; i >= 0; i--) { /* (the first ends on top) */
+        int32_t at = node->ns + i;
+        NsDecl *decl = &ITEMS(d->ns, NsDecl)[at];
+        if (decl->prefix == NULL || decl->uri == NULL) continue; /* (the default namespace) */
+        int32_t id = table_index(&n->scope, (const char *)decl->prefix, 1);
+        if (id < 0) return -1;
+        if (id == COUNT(n->bound, int32_t)) {
+            int32_t none = -1;
+            if (buf_put(&n->bound, &none, sizeof none) < 0) return -1;
         }
+        int32_t space = namespace_of(n, decl->uri);
+        if (space < 0) return -1;
+        decl = &ITEMS(d->ns, NsDecl)[at];
+        decl->prefix_id = id;
+        decl->space = space;
+        decl->hides = ITEMS(n->bound, int32_t)[id];
+        ITEMS(n->bound, int32_t)[id] = at;
+        decl->below = SPACE(n, space)->innermost;
+        SPACE(n, space)->innermost = at;
+    }
+    return 0;
+}
+
+static void leave_scope(Names *n, Doc *d, int32_t index) {
+    Node *node = NODE(d, index);
+    for (int32_t i = 0; i < node->ns_count; i++) {
+        NsDecl *decl = &ITEMS(d->ns, NsDecl)[node->ns + i];
+        if (decl->prefix_id < 0) continue;
+        ITEMS(n->bound, int32_t)[decl->prefix_id] = decl->hides;
+        SPACE(n, decl->space)->innermost = decl->below;
+        decl->prefix_id = -1;
+    }
+}
+
+/* the declarations in scope at an element and its ancestors, the root's first (a SOAP Body's
+ * content is named in the scope of the Envelope and the Body) */
+static int enter_ancestors(Names *n, Doc *d, int32_t index) {
+    if (index < 0) return 0;
+    if (enter_ancestors(n, d, NODE(d, index)->parent) < 0) return -1;
+    return enter_scope(n, d, index);
+}
+
+/* the first prefix in scope at the element being named (lxml's nsmap order: its own
+ * declarations, then its parent's...; a prefix declared nearer hides the same prefix further
+ * out) bound to space; "" if none */
+static const char *nsmap_prefix(Names *n, Doc *d, int32_t space) {
+    for (int32_t at = SPACE(n, space)->innermost; at >= 0; at = ITEMS(d->ns, NsDecl)[at].below) {
+        NsDecl *decl = &ITEMS(d->ns, NsDecl)[at];
+        if (ITEMS(n->bound, int32_t)[decl->prefix_id] == at) return (const char *)decl->prefix;
     }
     return "";
 }
 
 /* _Names.attribute: an attribute's JSON name; -1 out of memory, -2 a Python error */
-static int32_t name_attribute(Names *n, Doc *d, int32_t index, Attr *attr) {
+static int32_t name_attribute(Names *n, Doc *d, Attr *attr) {
     Memo *memo = memo_slot(n, 1, attr->uri, attr->local);
     if (memo == NULL) return -1;
     if (memo->local == NULL) {
@@ -889,8 +930,7 @@ static int32_t name_attribute(Names *n, Doc *d, int32_t index, Attr *attr) {
                 /* unseen, or the elements' default namespace: attributes need a prefix */
                 int32_t found = SPACE(n, space)->attribute;
                 if (found < 0) {
-                    const char *wanted = nsmap_prefix(n, d, index, uri);
-                    found = wanted == NULL ? -1 : fresh(n, wanted, 0);
+                    found = fresh(n, nsmap_prefix(n, d, space), 0);
                     if (found < 0) return -1;
                     if (prefix < 0)
                         SPACE(n, space)->assigned = found;
@@ -920,10 +960,11 @@ static int32_t name_attribute(Names *n, Doc *d, int32_t index, Attr *attr) {
 /* names of the subtree below an element (its attributes, its children and theirs), in the
  * order the reference walks it: an element's attributes, then each child's name and subtree */
 static int name_subtree(Names *n, Doc *d, int32_t index) {
+    if (enter_scope(n, d, index) < 0) return -1;
     Node *node = NODE(d, index);
     for (int32_t i = 0; i < node->attr_count; i++) {
         Attr *attr = &ITEMS(d->attrs, Attr)[node->attrs + i];
-        int32_t key = name_attribute(n, d, index, attr);
+        int32_t key = name_attribute(n, d, attr);
         if (key < 0) return key;
         attr->key = key;
     }
@@ -934,6 +975,7 @@ static int name_subtree(Names *n, Doc *d, int32_t index) {
         int result = name_subtree(n, d, child);
         if (result < 0) return result;
     }
+    leave_scope(n, d, index);
     return 0;
 }
 
@@ -1152,6 +1194,7 @@ static int write_children(Doc *d, int32_t parent, int style, Buf *out) {
     Names names;
     Writer w = {0};
     int result = names_init(&names, style);
+    if (result == 0) result = enter_ancestors(&names, d, parent);
     for (int32_t child = NODE(d, parent)->first_child; result == 0 && child >= 0;
          child = NODE(d, child)->next) {
         int32_t key = name_element(&names, NODE(d, child));
@@ -1414,6 +1457,16 @@ static PyObject *attribute(const char *module, const char *name) {
 }
 
 PyMODINIT_FUNC PyInit__xml_json(void) {
+    /* the libxml2 this was compiled against, not another one's functions: loaded with
+     * RTLD_GLOBAL (sys.setdlopenflags), a module carrying its own libxml2 (lxml) would have
+     * its symbols found first, and its structures are not this version's */
+    if (strncmp(xmlParserVersion, LIBXML_VERSION_STRING, strlen(LIBXML_VERSION_STRING)) != 0) {
+        PyErr_Format(PyExc_ImportError,
+                     "_xml_json was built against libxml2 %s but calls libxml2 %s (a module "
+                     "loaded with RTLD_GLOBAL carries its own?)",
+                     LIBXML_VERSION_STRING, xmlParserVersion);
+        return NULL;
+    }
     for (int c = 0; c < 0x20; c++) ESCAPED[c] = 1;
     ESCAPED['"'] = ESCAPED['\\'] = 1;
     handler_init();

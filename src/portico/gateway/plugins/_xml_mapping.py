@@ -181,6 +181,8 @@ class _Names:
         "attribute_prefixes",
         "elements",
         "next_number",
+        "scope_element",
+        "scope_first",
         "style",
         "taken",
         "used",
@@ -202,6 +204,11 @@ class _Names:
         #: every namespace so far (a hostile document declares thousands)
         self.taken: set[str] = set()
         self.next_number = 1
+        #: the last element whose namespaces in scope were read, and for each namespace the
+        #: first of its prefixes there (nsmap order): read once per element, not once per
+        #: attribute (an element with thousands of them)
+        self.scope_element: Any = None
+        self.scope_first: dict[str, str] = {}
 
     def element(self, element: Any, tag: str) -> str:
         found = self.elements.get(tag)
@@ -257,12 +264,7 @@ class _Names:
         if not prefix:  # unseen, or the elements' default namespace: attributes need one
             found = self.attribute_prefixes.get(uri)
             if found is None:
-                wanted = ""
-                for candidate, value in element.nsmap.items():
-                    if value == uri and candidate:
-                        wanted = candidate
-                        break
-                found = self._fresh(wanted, allow_default=False)
+                found = self._fresh(self._scope_prefix(element, uri), allow_default=False)
                 if prefix is None:
                     self.assigned[uri] = found
                 else:
@@ -272,6 +274,18 @@ class _Names:
             self.used.add(uri)
             self.used_order.append(uri)
         return "@" + prefix + ":" + styled(local, self.style)
+
+    def _scope_prefix(self, element: Any, uri: str) -> str:
+        """The first prefix bound to ``uri`` in ``element``'s scope (``nsmap`` order: its own
+        declarations, then its parent's...), "" if none."""
+        if element is not self.scope_element:
+            first: dict[str, str] = {}
+            for candidate, value in element.nsmap.items():
+                if candidate and value not in first:
+                    first[value] = candidate
+            self.scope_element = element
+            self.scope_first = first
+        return self.scope_first.get(uri, "")
 
     def declarations(self) -> list[tuple[str, str]]:
         """The ``@xmlns`` properties of the namespaces used since the last call."""
