@@ -169,7 +169,7 @@ STYLES = st.sampled_from([UNCHANGED, CAMEL, PASCAL])
 
 
 @needs_c
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(documents(), STYLES)
 def test_the_c_module_gives_the_references_json_or_refusal(data: bytes, style: int) -> None:
     result = same(data, style)
@@ -205,7 +205,7 @@ def envelopes(draw: st.DrawFn) -> tuple[bytes, str]:
 
 
 @needs_c
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(envelopes(), STYLES)
 def test_the_c_module_unwraps_soap_bodies_and_faults_as_the_reference(
     envelope: tuple[bytes, str], style: int
