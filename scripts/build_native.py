@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,14 +36,20 @@ def main() -> None:
     extensions = mypycify(
         sources, opt_level="3", group_name=native.GROUP, target_dir=str(temp / "c")
     )
-    extensions += [
-        Extension(
-            module,
-            sources=[str(native.c_source_of(module).relative_to(ROOT))],
-            extra_compile_args=["-O2", "-Wall", "-Werror"],
+    built = 0
+    for module in native.C_MODULES:
+        flags = _library_flags(module)
+        if flags is None:
+            continue  # (its reference runs: see _library_flags)
+        built += 1
+        extensions.append(
+            Extension(
+                module,
+                sources=[str(native.c_source_of(module).relative_to(ROOT))],
+                extra_compile_args=["-O2", "-Wall", "-Werror"],
+                **flags,
+            )
         )
-        for module in native.C_MODULES
-    ]
     distribution = Distribution({"name": "portico-native", "ext_modules": extensions})
     build = distribution.get_command_obj("build_ext")
     build.build_lib = str(target)  # type: ignore[attr-defined]
@@ -50,8 +58,41 @@ def main() -> None:
     distribution.run_command("build_ext")
     shutil.rmtree(temp, ignore_errors=True)
     (target / native.MANIFEST).write_text(json.dumps(native.manifest(), indent=1))
-    count = len(sources) + len(native.C_MODULES)
+    count = len(sources) + built
     print(f"build_native: {count} modules in {target} ({time.monotonic() - started:.0f} s)")
+
+
+def _library_flags(module: str) -> dict[str, list[str]] | None:
+    """The include and library directories and libraries a C module is built with: what the
+    first of its commands that runs prints (``native.C_LIBRARIES``). None, with a warning,
+    when none runs (the library's -dev package is missing): the module is left out of the
+    build and its Python reference runs in its place, so that ``make run`` still works on a
+    machine without it (``make test`` installs it first, and its tests require the C)."""
+    flags: dict[str, list[str]] = {"include_dirs": [], "library_dirs": [], "libraries": []}
+    commands = native.C_LIBRARIES.get(module, ())
+    if not commands:
+        return flags
+    printed = None
+    for command in commands:
+        try:
+            printed = subprocess.run(command, check=True, capture_output=True, text=True).stdout  # noqa: S603 (our own fixed commands)
+            break
+        except (OSError, subprocess.CalledProcessError):
+            continue
+    if printed is None:
+        tried = " or ".join(f"`{' '.join(command)}`" for command in commands)
+        print(
+            f"build_native: warning: {module} left out (it needs {tried}: install the "
+            "library's -dev package, `make system-packages`); its Python reference runs",
+            file=sys.stderr,
+        )
+        return None
+    kinds = {"-I": "include_dirs", "-L": "library_dirs", "-l": "libraries"}
+    for flag in shlex.split(printed):
+        kind = kinds.get(flag[:2])
+        if kind is not None:
+            flags[kind].append(flag[2:])
+    return flags
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@
 #     the upstream discovery tests start on a high port (tests/support/dnsserver.py)
 #   * xmlsec1 (XML signatures: SAML sign-in checks assertions with it, through pysaml2; the
 #     management service needs it at run time too)
+#   * libxml2-dev (libxml2's headers and xml2-config/pkg-config file: `make native` compiles
+#     xml-to-json's C converter against the system's libxml2; the gateway then loads libxml2.so.2)
 #   * nodejs and npm, only where the machine has none (the console is built with Vite)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
@@ -36,6 +38,7 @@ have_slapd() {
 has_modsecurity() { ldconfig -p 2>/dev/null | grep -q 'libmodsecurity\.so\.3 '; }
 has_crs() { ls /usr/share/modsecurity-crs/rules/*.conf >/dev/null 2>&1; }
 have_dnsmasq() { [[ -x /usr/sbin/dnsmasq ]] || command -v dnsmasq >/dev/null 2>&1; }
+have_libxml2_dev() { [[ -f /usr/include/libxml2/libxml/parser.h ]]; }
 
 missing=()
 pg_bindir >/dev/null || missing+=(postgresql)
@@ -47,6 +50,7 @@ has_crs || missing+=(modsecurity-crs)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 have_dnsmasq || missing+=(dnsmasq-base)
 command -v xmlsec1 >/dev/null 2>&1 || [[ -x /usr/bin/xmlsec1 ]] || missing+=(xmlsec1)
+have_libxml2_dev || missing+=(libxml2-dev)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 actions=()
@@ -83,6 +87,7 @@ if ((${#missing[@]} > 0)); then
     has_crs || still_missing+=(modsecurity-crs)
     command -v chromium >/dev/null 2>&1 || still_missing+=(chromium)
     have_dnsmasq || still_missing+=(dnsmasq-base)
+    have_libxml2_dev || still_missing+=(libxml2-dev)
     command -v npm >/dev/null 2>&1 || still_missing+=(nodejs npm)
     if ((${#still_missing[@]} > 0)); then
         tail -n 30 "$apt_log" >&2

@@ -1,5 +1,7 @@
 """xml-to-json: a 10 KB XML answer converted to JSON for a client that asks for JSON, against
-the same routes relaying the same answer untouched (the issue's target: >= 0.5).
+the same routes relaying the same answer untouched (the issue's target: >= 0.5); json-to-xml,
+its inverse: the same quotes as a JSON answer converted to XML for a client that asks for XML
+(no target of its own: measured beside it).
 
 The service is nginx sending one file (``quotes_document``: 58 quotes of a stock service,
 attributes, repeated elements, a namespace, ~10 KB), so that a Python stand-in does not
@@ -10,6 +12,7 @@ without the plugin it changes nothing.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,4 +48,36 @@ def _xml_to_json(work: Path) -> Iterator[Setup]:
         yield Setup(attach=[plugin], headers={"Accept": "application/json"}, upstream_port=port)
 
 
-CASES = [Case("xml-to-json (10 KB answer)", 0.5, _xml_to_json)]
+def quotes_json(count: int = 58) -> str:
+    """The same quotes as JSON, as xml-to-json writes them (~10 KB)."""
+    quotes = [
+        {
+            "@currency": "EUR",
+            "@exchange": "XLIS",
+            "Symbol": f"SYM{n}",
+            "Name": f"Company number {n} & Sons, Ltd.",
+            "Price": f"{n + 1}.{n % 100:02d}",
+            "Volume": f"{1000 + n}",
+            "Open": f"{n}.00",
+        }
+        for n in range(count)
+    ]
+    document = {"ListQuotesResponse": {"@xmlns": "urn:example:quotes", "Quote": quotes}}
+    return json.dumps(document, separators=(",", ":"))
+
+
+@contextlib.contextmanager
+def _json_to_xml(work: Path) -> Iterator[Setup]:
+    (work / "quotes.json").write_text(quotes_json())
+    work.chmod(0o711)  # (as above)
+    (work / "quotes.json").chmod(0o644)
+    answer = f"default_type application/json; root {work}; try_files /quotes.json =404;"
+    with serving_nginx(work, "json-service", answer) as port:
+        plugin = {"name": "json-to-xml", "scope": "route", "order": 441, "config": {}}
+        yield Setup(attach=[plugin], headers={"Accept": "application/xml"}, upstream_port=port)
+
+
+CASES = [
+    Case("xml-to-json (10 KB answer)", 0.5, _xml_to_json),
+    Case("json-to-xml (10 KB answer)", 0.5, _json_to_xml),
+]

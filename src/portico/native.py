@@ -90,7 +90,17 @@ MODULES = (
 )
 #: modules written in C (``<module>.c`` beside the reference ``<module>.py``, which runs when
 #: the build is not used, and which their tests compare them with), built with the others
-C_MODULES = ("portico.gateway.telemetry.jsonline",)
+C_MODULES = ("portico.gateway.telemetry.jsonline", "portico.gateway.plugins._xml_json")
+#: what a C module links besides Python: commands printing its compiler and linker flags
+#: (``-I``, ``-L``, ``-l``), the first that runs is used; from the library's Debian -dev
+#: package (``scripts/ensure-system-packages.sh`` installs it), which has no pkg-config file
+#: dependency: xml2-config when pkg-config is not installed
+C_LIBRARIES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "portico.gateway.plugins._xml_json": (  # libxml2-dev
+        ("pkg-config", "--cflags", "--libs", "libxml-2.0"),
+        ("xml2-config", "--cflags", "--libs"),
+    ),
+}
 #: mypyc's name for the library the compiled modules share
 GROUP = "portico_native"
 MANIFEST = "manifest.json"

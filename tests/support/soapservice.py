@@ -64,6 +64,8 @@ RAW: dict[str, str] = {
     + "".join(f"<entry n='{n}'>{'x' * 100}</entry>" for n in range(200))
     + "</list>",
     "empty": "",
+    # far past libxml2's depth limit (256): refused where the limit is met, nothing recursed
+    "deep": "<a>" * 10_000 + "</a>" * 10_000,
     "soap-plain": f'<soap:Envelope xmlns:soap="{SOAP11}"><soap:Body>'
     f'<Hello xmlns="{QUOTES}">world</Hello></soap:Body></soap:Envelope>',
     "soap-no-body": f'<soap:Envelope xmlns:soap="{SOAP11}"><soap:Header/></soap:Envelope>',

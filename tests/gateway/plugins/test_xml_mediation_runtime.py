@@ -241,7 +241,7 @@ async def test_a_chunked_answer_is_converted(served: Any, soap: SoapService) -> 
 # ------------------------------------------------------------------------------ refusals
 
 
-@pytest.mark.parametrize("name", ["malformed", "truncated", "not-xml", "soap-plain"])
+@pytest.mark.parametrize("name", ["malformed", "truncated", "not-xml", "deep", "soap-plain"])
 async def test_a_malformed_answer_is_a_502_problem(
     served: Any, soap: SoapService, name: str
 ) -> None:

@@ -176,7 +176,18 @@ class _Names:
     prefix for the whole document, and the namespaces each top-level element uses are
     collected for its declarations."""
 
-    __slots__ = ("assigned", "attribute_prefixes", "elements", "style", "used", "used_order")
+    __slots__ = (
+        "assigned",
+        "attribute_prefixes",
+        "elements",
+        "next_number",
+        "scope_element",
+        "scope_first",
+        "style",
+        "taken",
+        "used",
+        "used_order",
+    )
 
     def __init__(self, style: int) -> None:
         self.style = style
@@ -188,6 +199,16 @@ class _Names:
         self.attribute_prefixes: dict[str, str] = {}
         self.used: set[str] = set()
         self.used_order: list[str] = []
+        #: the prefixes of ``assigned`` and ``attribute_prefixes``; they only grow, so no
+        #: ``ns<N>`` below ``next_number`` is free: a fresh prefix costs O(1), not a scan of
+        #: every namespace so far (a hostile document declares thousands)
+        self.taken: set[str] = set()
+        self.next_number = 1
+        #: the last element whose namespaces in scope were read, and for each namespace the
+        #: first of its prefixes there (nsmap order): read once per element, not once per
+        #: attribute (an element with thousands of them)
+        self.scope_element: Any = None
+        self.scope_first: dict[str, str] = {}
 
     def element(self, element: Any, tag: str) -> str:
         found = self.elements.get(tag)
@@ -219,15 +240,19 @@ class _Names:
         return prefix
 
     def _fresh(self, wanted: str, allow_default: bool) -> str:
-        """``wanted`` if no other namespace has it, else ``ns1``, ``ns2``..."""
-        taken = set(self.assigned.values())
-        taken.update(self.attribute_prefixes.values())
+        """``wanted`` if no other namespace has it, else ``ns1``, ``ns2``...: taken from now
+        on (the caller assigns it)."""
+        taken = self.taken
         if (wanted or allow_default) and wanted not in taken and wanted != "xml":
+            taken.add(wanted)
             return wanted
-        number = 1
-        while f"ns{number}" in taken:
+        number = self.next_number
+        while "ns" + str(number) in taken:
             number += 1
-        return f"ns{number}"
+        self.next_number = number
+        fresh = "ns" + str(number)
+        taken.add(fresh)
+        return fresh
 
     def attribute(self, element: Any, key: str) -> str:
         if not key.startswith("{"):
@@ -239,12 +264,7 @@ class _Names:
         if not prefix:  # unseen, or the elements' default namespace: attributes need one
             found = self.attribute_prefixes.get(uri)
             if found is None:
-                wanted = ""
-                for candidate, value in element.nsmap.items():
-                    if value == uri and candidate:
-                        wanted = candidate
-                        break
-                found = self._fresh(wanted, allow_default=False)
+                found = self._fresh(self._scope_prefix(element, uri), allow_default=False)
                 if prefix is None:
                     self.assigned[uri] = found
                 else:
@@ -254,6 +274,18 @@ class _Names:
             self.used.add(uri)
             self.used_order.append(uri)
         return "@" + prefix + ":" + styled(local, self.style)
+
+    def _scope_prefix(self, element: Any, uri: str) -> str:
+        """The first prefix bound to ``uri`` in ``element``'s scope (``nsmap`` order: its own
+        declarations, then its parent's...), "" if none."""
+        if element is not self.scope_element:
+            first: dict[str, str] = {}
+            for candidate, value in element.nsmap.items():
+                if candidate and value not in first:
+                    first[value] = candidate
+            self.scope_element = element
+            self.scope_first = first
+        return self.scope_first.get(uri, "")
 
     def declarations(self) -> list[tuple[str, str]]:
         """The ``@xmlns`` properties of the namespaces used since the last call."""
@@ -348,8 +380,20 @@ def xml_to_json(data: bytes, style: int, soap: str) -> bytes:
     read."""
     root = parse_xml(data)
     if not soap:
-        return _dumps(element_json(root, style))
-    return _dumps(children_json(soap_body(root, soap), style))
+        return json_text(element_json(root, style))
+    return json_text(children_json(soap_body(root, soap), style))
+
+
+_JSONEncodeError: Final = orjson.JSONEncodeError
+
+
+def json_text(value: object) -> bytes:
+    """``value`` as orjson writes it; as the standard library writes the same text when it is
+    nested deeper than orjson goes (255 levels: libxml2 reads documents 256 deep)."""
+    try:
+        return _dumps(value)
+    except _JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 # ------------------------------------------------------------------------------ SOAP

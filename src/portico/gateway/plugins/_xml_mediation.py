@@ -23,12 +23,11 @@ from __future__ import annotations
 
 from typing import Final
 
-import orjson
-
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.context import ResponseHeaders as Headers
 from portico.gateway.http.body import RequestBody
 from portico.gateway.http.errors import AnswerReplaced, ClientError
+from portico.gateway.plugins._xml_json import xml_to_json
 from portico.gateway.plugins._xml_mapping import (
     CAMEL,
     PASCAL,
@@ -37,12 +36,10 @@ from portico.gateway.plugins._xml_mapping import (
     MalformedXml,
     NotRepresentable,
     SoapFault,
-    element_json,
+    json_text,
     json_to_xml,
     parse_json,
-    parse_xml,
     soap_envelope,
-    xml_to_json,
 )
 
 #: the two directions
@@ -53,7 +50,8 @@ SOAP11_TYPE: Final = "text/xml; charset=utf-8"
 SOAP12_TYPE: Final = "application/soap+xml"
 _JSON_TYPE: Final = "application/json"
 _PROBLEM_TYPE: Final = "application/problem+json"
-_dumps: Final = orjson.dumps
+#: C when the gateway's build is current (``_xml_json``: no Python object per element)
+_xml_to_json: Final = xml_to_json
 _SOAP11: Final = SOAP11_NS
 #: Accept headers seen, with what they decide, per runtime (bounded: clients send few kinds)
 _MEMO_SIZE: Final = 256
@@ -87,7 +85,7 @@ def problem(
     }
     if extra:
         document.update(extra)
-    return [("content-type", _PROBLEM_TYPE)], _dumps(document)
+    return [("content-type", _PROBLEM_TYPE)], json_text(document)  # (a deep fault detail)
 
 
 def problem_reply(status: int, kind: str, title: str, detail: str) -> Reply:
@@ -267,7 +265,7 @@ class Mediation(BasePluginRuntime):
             if self.direction == XML_TO_JSON:
                 converted, content_type = self._json_request(ctx, data)
             else:
-                converted = _dumps(element_json(parse_xml(data), UNCHANGED))
+                converted = _xml_to_json(data, UNCHANGED, "")
                 content_type = _JSON_TYPE
         except (ValueError, NotRepresentable, MalformedXml) as error:
             return problem_reply(400, "request-body-invalid", "Bad Request", _reason(error))
@@ -327,7 +325,7 @@ class Mediation(BasePluginRuntime):
         """The converted answer, or ``AnswerReplaced`` with the 502 problem."""
         try:
             if self.direction == XML_TO_JSON:
-                return xml_to_json(data, self.style, self.soap)
+                return _xml_to_json(data, self.style, self.soap)
             return json_to_xml(parse_json(data), self.style, self.item, self.root)
         except SoapFault as fault:
             extra: dict[str, object] = {"faultCode": fault.code, "faultString": fault.text}
