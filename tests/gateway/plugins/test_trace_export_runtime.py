@@ -154,10 +154,30 @@ async def test_an_invalid_traceparent_starts_a_new_trace(
     gateway: Running, backend: int, receiver: OtlpReceiver
 ) -> None:
     await gateway.gw.apply(snapshot(backend, [trace_export(receiver.endpoint)]))
+    sent = []
     for bad in (f"00-{'0' * 32}-{CLIENT_SPAN}-01", f"ff-{CLIENT_TRACE}-{CLIENT_SPAN}-01", "junk"):
-        response = await gateway.client.get("/x", headers={"traceparent": bad})
-        trace_id, _, _ = upstream_traceparent(response)
+        response = await gateway.client.get(
+            "/x", headers={"traceparent": bad, "tracestate": "vendor=opaque"}
+        )
+        trace_id, span_id, _ = upstream_traceparent(response)
         assert trace_id not in (CLIENT_TRACE, "0" * 32)
+        sent.append((trace_id, span_id))
+    exported = await spans(receiver, 3)
+    # root spans of new traces: the client's tracestate is not theirs
+    assert sorted((s.span.trace_id.hex(), s.span.span_id.hex()) for s in exported) == sorted(sent)
+    assert {(s.span.parent_span_id, s.span.trace_state) for s in exported} == {(b"", "")}
+
+
+async def test_the_upstream_gets_the_gateways_traceparent_whatever_another_plugin_set(
+    gateway: Running, backend: int, receiver: OtlpReceiver
+) -> None:
+    forged = f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"
+    rewrite = plugin("proxy-rewrite", 420, headers={"set": {"traceparent": forged}})
+    await gateway.gw.apply(snapshot(backend, [rewrite, trace_export(receiver.endpoint)]))
+    trace_id, span_id, flags = upstream_traceparent(await gateway.client.get("/rewritten"))
+    [received] = await spans(receiver, 1)
+    assert (received.span.trace_id.hex(), received.span.span_id.hex()) == (trace_id, span_id)
+    assert span_id != CLIENT_SPAN and flags == "01"
 
 
 async def test_a_5xx_answer_is_an_error_span(gateway: Running, receiver: OtlpReceiver) -> None:

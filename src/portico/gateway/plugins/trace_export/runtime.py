@@ -178,20 +178,21 @@ class TraceExportRuntime(BasePluginRuntime):
         if not traceparent.endswith("1"):  # flags 00: not sampled
             return
         request = ctx.request
+        parent = ctx.trace_parent_id
         agent: str | None = None
         state = ""
         for name, value in request.headers:  # one pass for both (names are lower-case)
             if name == "user-agent":
                 agent = value
-            elif name == "tracestate":
-                state = value
+            elif name == "tracestate" and parent:  # (the state of the client's trace only:
+                state = value  # a new trace has none, whatever came with a bad traceparent)
         extra: list[tuple[str, str]] | None = None
         if self.extra:
             extra = [(n, v) for n in self.extra if (v := ctx.var(n)) is not None]
         end = _time_ns()
         span = _span(
             traceparent,
-            ctx.trace_parent_id,
+            parent,
             state,
             end - int(ctx.latency * 1e9),
             end,
