@@ -216,6 +216,33 @@ def test_traceparents_are_the_randomness_as_w3c_headers(
         assert C.traceparents(randomness, bound) == made
 
 
+#: mostly hex digits, and the characters either side of their ranges (the C module reads the
+#: ids eight digits at a time: each byte's checks must stay in it)
+NEAR_HEX = st.sampled_from([*"0123456789abcdef" * 3, *"/:`@gAF\x00\x7f\x80\xffé😀"])
+
+
+@pytest.mark.skipif(C is None, reason="no current native build")
+@settings(max_examples=300, deadline=None)
+@given(
+    trace=st.text(NEAR_HEX, min_size=32, max_size=32),
+    span=st.text(NEAR_HEX, min_size=16, max_size=16),
+    flags=st.text(NEAR_HEX, min_size=2, max_size=2),
+    parent=st.just("") | st.text(NEAR_HEX, min_size=16, max_size=16),
+)
+def test_ids_valid_or_not_are_read_alike(trace: str, span: str, flags: str, parent: str) -> None:
+    assert C is not None
+    fields = {**GOOD, "traceparent": f"00-{trace}-{span}-{flags}", "parent_span_id": parent}
+
+    def outcome(module: ModuleType) -> bytes | type[Exception]:
+        try:
+            written: bytes = module.span(*arguments(fields))
+        except (TypeError, ValueError) as error:
+            return type(error)
+        return written
+
+    assert outcome(C) == outcome(REFERENCE)
+
+
 def test_the_ratio_bound_samples_none_and_all() -> None:
     randomness = b"\xff" * 24 + bytes(24)
     assert [h[-2:] for h in REFERENCE.traceparents(randomness, 0)] == ["00", "00"]

@@ -175,7 +175,7 @@ class TraceExportRuntime(BasePluginRuntime):
         traceparent = ctx.traceparent
         if traceparent is None:  # an earlier plugin answered before this one's access phase
             traceparent = self._begin(ctx)
-        if not traceparent.endswith("1"):  # flags 00: not sampled
+        if traceparent[54] != "1":  # flags 00: not sampled (an index: endswith costs more)
             return
         request = ctx.request
         parent = ctx.trace_parent_id

@@ -56,6 +56,12 @@ static const signed char HEX_VALUE[256] = {
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
 };
 
+#if defined(__GNUC__)
+#define ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE
+#endif
+
 /* PyUnicode_READY: needed up to 3.11, a deprecated no-op from 3.12 (-Werror) */
 #if PY_VERSION_HEX < 0x030C0000
 #define TEXT_READY(op) PyUnicode_READY(op)
@@ -130,15 +136,50 @@ static int utf8_of(PyObject *value, const char *what, const char **text, Py_ssiz
 
 static inline int hex_value(Py_UCS1 c) { return HEX_VALUE[c]; }
 
-/* `count` bytes from 2 * count lower-case hex digits at `text`; -1 if one is not */
+/* 8 bytes as an integer, little- and big-endian (each compiles to one load, and a byte swap) */
+static inline uint64_t load_le64(const unsigned char *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
+}
+
+static inline uint64_t load_be64(const unsigned char *p) {
+    return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+           (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+           (uint64_t)p[6] << 8 | (uint64_t)p[7];
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* 4 bytes from 8 lower-case hex digits, read 8 at a time (the first digit in the lowest byte
+ * of `x`); -1 if one is not a digit. A byte table costs ~12 instructions a byte, this ~4.
+ * For each byte c (below 0x80, checked first, so that no sum or difference crosses into the
+ * next byte): c + (0x80 - lo) has its high bit set when c >= lo, (0x80 + hi) - c when
+ * c <= hi. A digit's value is its low nibble, a letter's (a-f: 1-6) that plus 9. */
+static inline int unhex8(uint64_t x, unsigned char *out) {
+    if (x & HIGHS) return -1;
+    uint64_t digit = (x + (0x80 - '0') * ONES) & ((0x80 + '9') * ONES - x) & HIGHS;
+    uint64_t letter = (x + (0x80 - 'a') * ONES) & ((0x80 + 'f') * ONES - x) & HIGHS;
+    if ((digit | letter) != HIGHS) return -1;
+    uint64_t nibbles = (x & 0x0F * ONES) + (letter >> 7) * 9;
+    /* byte 2k: nibble 2k, then 2k + 1; then those four bytes side by side */
+    uint64_t pairs = (nibbles << 4 | nibbles >> 8) & 0x00FF00FF00FF00FFULL;
+    pairs = (pairs | pairs >> 8) & 0x0000FFFF0000FFFFULL;
+    pairs = (pairs | pairs >> 16) & 0xFFFFFFFFULL;
+    out[0] = (unsigned char)pairs;
+    out[1] = (unsigned char)(pairs >> 8);
+    out[2] = (unsigned char)(pairs >> 16);
+    out[3] = (unsigned char)(pairs >> 24);
+    return 0;
+}
+
+/* `count` bytes (a multiple of 4) from 2 * count lower-case hex digits at `text`; -1 if one
+ * is not */
 static int unhex(const Py_UCS1 *text, Py_ssize_t count, unsigned char *out) {
     int bad = 0;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        int high = HEX_VALUE[text[2 * i]], low = HEX_VALUE[text[2 * i + 1]];
-        bad |= high | low; /* (negative if either is) */
-        out[i] = (unsigned char)(((unsigned)high & 15) << 4 | ((unsigned)low & 15));
-    }
-    return bad < 0 ? -1 : 0;
+    for (Py_ssize_t i = 0; i < count; i += 4) bad |= unhex8(load_le64(text + 2 * i), out + i);
+    return bad;
 }
 
 static inline char *put_hex(char *out, const unsigned char *data, int count) {
@@ -149,11 +190,13 @@ static inline char *put_hex(char *out, const unsigned char *data, int count) {
     return out;
 }
 
-/* whether `size` bytes at `data` are all zero */
-static inline int all_zero(const unsigned char *data, int size) {
-    unsigned char found = 0;
-    for (int i = 0; i < size; i++) found |= data[i];
-    return found == 0;
+/* a str's UTF-8 text, read in place for an ASCII one (most are: no call) */
+static inline const char *text_of(PyObject *value, Py_ssize_t *size) {
+    if (PyUnicode_IS_COMPACT_ASCII(value)) {
+        *size = PyUnicode_GET_LENGTH(value);
+        return (const char *)PyUnicode_DATA(value);
+    }
+    return PyUnicode_AsUTF8AndSize(value, size);
 }
 
 /* ------------------------------------------------------------------ traceparents */
@@ -202,10 +245,12 @@ static PyObject *traceparents(PyObject *module, PyObject *const *args, Py_ssize_
     for (Py_ssize_t i = 0; i < count; i++) {
         unsigned char id[24];
         memcpy(id, data + 24 * i, 24);
-        if (all_zero(id, 16)) id[15] = 1;
-        if (all_zero(id + 16, 8)) id[23] = 1;
-        uint64_t low = 0;
-        for (int j = 8; j < 16; j++) low = low << 8 | id[j];
+        uint64_t high = load_be64(id), low = load_be64(id + 8);
+        if ((high | low) == 0) {
+            id[15] = 1;
+            low = 1;
+        }
+        if (load_be64(id + 16) == 0) id[23] = 1;
         int sampled = every || low < limit;
         PyObject *text = PyUnicode_New(55, 127);
         if (text == NULL) {
@@ -236,7 +281,7 @@ typedef struct {
     Py_ssize_t pair_size; /* the KeyValue's */
 } Attribute;
 
-static inline void attribute_sized(Attribute *a) {
+ALWAYS_INLINE static inline void attribute_sized(Attribute *a) {
     a->any_size = a->text != NULL ? field_size(a->text_size) : 1 + varint_size(a->number);
     a->pair_size = field_size(a->key_size) + field_size(a->any_size);
 }
@@ -413,7 +458,7 @@ static PyObject *span(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t size[8];
     for (int i = 0; i < 8; i++) { /* trace_state, then method ... version */
         PyObject *value = i == 0 ? args[2] : args[4 + i];
-        text[i] = PyUnicode_AsUTF8AndSize(value, &size[i]);
+        text[i] = text_of(value, &size[i]);
         if (text[i] == NULL) return NULL;
     }
     const char *state = text[0], *method = text[1], *path = text[2], *scheme = text[3];
@@ -450,7 +495,8 @@ static PyObject *span(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (agent != Py_None) {
         const char *agent_text;
         Py_ssize_t agent_size;
-        if (utf8_of(agent, "agent", &agent_text, &agent_size) < 0) goto done;
+        agent_text = text_of(agent, &agent_size); /* (a str: checked above) */
+        if (agent_text == NULL) goto done;
         set_text(&attributes[n++], "user_agent.original", agent_text, agent_size);
     }
     if (!known) set_text(&attributes[n++], "http.request.method_original", method, method_size);
@@ -459,14 +505,14 @@ static PyObject *span(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyObject *key = PyTuple_GET_ITEM(extra_items[i], 0);
         PyObject *value = PyTuple_GET_ITEM(extra_items[i], 1);
         Attribute *a = &attributes[n++];
-        a->key = PyUnicode_AsUTF8AndSize(key, &a->key_size);
+        a->key = text_of(key, &a->key_size);
         if (a->key == NULL) goto done;
         if (PyLong_Check(value)) {
             a->text = NULL;
             a->number = PyLong_AsUnsignedLongLongMask(value);
             if (a->number == (uint64_t)-1 && PyErr_Occurred()) goto done;
         } else {
-            a->text = PyUnicode_AsUTF8AndSize(value, &a->text_size);
+            a->text = text_of(value, &a->text_size);
             if (a->text == NULL) goto done;
         }
         attribute_sized(a);
