@@ -105,10 +105,33 @@ static inline Py_ssize_t field_size(Py_ssize_t size) {
     return 1 + varint_size((uint64_t)size) + size;
 }
 
-static inline char *put_field(char *out, unsigned char tag, const char *data, Py_ssize_t size) {
+/* `size` bytes copied: a span's strings are mostly short, and a call of memcpy costs more
+ * than their copy (up to 16 bytes: two copies of a fixed size, overlapping, each one move) */
+ALWAYS_INLINE static inline void copy(char *out, const char *data, Py_ssize_t size) {
+    if (size > 16) {
+        memcpy(out, data, (size_t)size);
+    } else if (size >= 8) {
+        uint64_t head, tail;
+        memcpy(&head, data, 8);
+        memcpy(&tail, data + size - 8, 8);
+        memcpy(out, &head, 8);
+        memcpy(out + size - 8, &tail, 8);
+    } else if (size >= 4) {
+        uint32_t head, tail;
+        memcpy(&head, data, 4);
+        memcpy(&tail, data + size - 4, 4);
+        memcpy(out, &head, 4);
+        memcpy(out + size - 4, &tail, 4);
+    } else {
+        for (Py_ssize_t i = 0; i < size; i++) out[i] = data[i];
+    }
+}
+
+ALWAYS_INLINE static inline char *put_field(char *out, unsigned char tag, const char *data,
+                                            Py_ssize_t size) {
     *out++ = (char)tag;
     out = put_varint(out, (uint64_t)size);
-    memcpy(out, data, (size_t)size);
+    copy(out, data, size);
     return out + size;
 }
 
@@ -157,7 +180,7 @@ static inline uint64_t load_be64(const unsigned char *p) {
  * For each byte c (below 0x80, checked first, so that no sum or difference crosses into the
  * next byte): c + (0x80 - lo) has its high bit set when c >= lo, (0x80 + hi) - c when
  * c <= hi. A digit's value is its low nibble, a letter's (a-f: 1-6) that plus 9. */
-static inline int unhex8(uint64_t x, unsigned char *out) {
+ALWAYS_INLINE static inline int unhex8(uint64_t x, unsigned char *out) {
     if (x & HIGHS) return -1;
     uint64_t digit = (x + (0x80 - '0') * ONES) & ((0x80 + '9') * ONES - x) & HIGHS;
     uint64_t letter = (x + (0x80 - 'a') * ONES) & ((0x80 + 'f') * ONES - x) & HIGHS;
@@ -167,16 +190,21 @@ static inline int unhex8(uint64_t x, unsigned char *out) {
     uint64_t pairs = (nibbles << 4 | nibbles >> 8) & 0x00FF00FF00FF00FFULL;
     pairs = (pairs | pairs >> 8) & 0x0000FFFF0000FFFFULL;
     pairs = (pairs | pairs >> 16) & 0xFFFFFFFFULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t found = (uint32_t)pairs; /* (its bytes in memory order: one store) */
+    memcpy(out, &found, 4);
+#else
     out[0] = (unsigned char)pairs;
     out[1] = (unsigned char)(pairs >> 8);
     out[2] = (unsigned char)(pairs >> 16);
     out[3] = (unsigned char)(pairs >> 24);
+#endif
     return 0;
 }
 
 /* `count` bytes (a multiple of 4) from 2 * count lower-case hex digits at `text`; -1 if one
  * is not */
-static int unhex(const Py_UCS1 *text, Py_ssize_t count, unsigned char *out) {
+ALWAYS_INLINE static inline int unhex(const Py_UCS1 *text, Py_ssize_t count, unsigned char *out) {
     int bad = 0;
     for (Py_ssize_t i = 0; i < count; i += 4) bad |= unhex8(load_le64(text + 2 * i), out + i);
     return bad;
@@ -286,15 +314,18 @@ ALWAYS_INLINE static inline void attribute_sized(Attribute *a) {
     a->pair_size = field_size(a->key_size) + field_size(a->any_size);
 }
 
-static inline void set_text(Attribute *a, const char *key, const char *text, Py_ssize_t size) {
+ALWAYS_INLINE static inline void set_text(Attribute *a, const char *key, Py_ssize_t key_size,
+                                         const char *text, Py_ssize_t size) {
     a->key = key;
-    a->key_size = (Py_ssize_t)strlen(key);
+    a->key_size = key_size;
     a->text = text;
     a->text_size = size;
     attribute_sized(a);
 }
 
-static char *put_attribute(char *out, const Attribute *a) {
+/* (a key's size known when compiled: a literal's) */
+#define SET_TEXT(a, key, text, size) set_text((a), key, (Py_ssize_t)(sizeof(key) - 1), (text), (size))
+ALWAYS_INLINE static inline char *put_attribute(char *out, const Attribute *a) {
     *out++ = 0x4A; /* Span.attributes = 9 */
     out = put_varint(out, (uint64_t)a->pair_size);
     out = put_field(out, 0x0A, a->key, a->key_size); /* KeyValue.key = 1 */
@@ -476,18 +507,18 @@ static PyObject *span(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *out = NULL;
     Py_ssize_t n = 0;
     if (known)
-        set_text(&attributes[n++], "http.request.method", method, method_size);
+        SET_TEXT(&attributes[n++], "http.request.method", method, method_size);
     else
-        set_text(&attributes[n++], "http.request.method", "_OTHER", 6);
-    set_text(&attributes[n++], "url.scheme", scheme, size[3]);
-    set_text(&attributes[n++], "http.route", route, route_size);
-    set_text(&attributes[n++], "server.address", host, size[5]);
-    set_text(&attributes[n++], "client.address", client, size[6]);
-    set_text(&attributes[n++], "network.protocol.version", version, size[7]);
+        SET_TEXT(&attributes[n++], "http.request.method", "_OTHER", 6);
+    SET_TEXT(&attributes[n++], "url.scheme", scheme, size[3]);
+    SET_TEXT(&attributes[n++], "http.route", route, route_size);
+    SET_TEXT(&attributes[n++], "server.address", host, size[5]);
+    SET_TEXT(&attributes[n++], "client.address", client, size[6]);
+    SET_TEXT(&attributes[n++], "network.protocol.version", version, size[7]);
     if (has_status) {
         Attribute *a = &attributes[n++];
         a->key = "http.response.status_code";
-        a->key_size = (Py_ssize_t)strlen(a->key);
+        a->key_size = (Py_ssize_t)(sizeof "http.response.status_code" - 1);
         a->text = NULL;
         a->number = PyLong_AsUnsignedLongLongMask(status);
         attribute_sized(a);
@@ -497,10 +528,10 @@ static PyObject *span(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t agent_size;
         agent_text = text_of(agent, &agent_size); /* (a str: checked above) */
         if (agent_text == NULL) goto done;
-        set_text(&attributes[n++], "user_agent.original", agent_text, agent_size);
+        SET_TEXT(&attributes[n++], "user_agent.original", agent_text, agent_size);
     }
-    if (!known) set_text(&attributes[n++], "http.request.method_original", method, method_size);
-    set_text(&attributes[n++], "url.path", path, size[2]);
+    if (!known) SET_TEXT(&attributes[n++], "http.request.method_original", method, method_size);
+    SET_TEXT(&attributes[n++], "url.path", path, size[2]);
     for (Py_ssize_t i = 0; i < extra_count; i++) {
         PyObject *key = PyTuple_GET_ITEM(extra_items[i], 0);
         PyObject *value = PyTuple_GET_ITEM(extra_items[i], 1);
@@ -537,14 +568,14 @@ static PyObject *span(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     *at++ = 0x2A; /* .name = 5 */
     at = put_varint(at, (uint64_t)name_size);
     if (known) {
-        memcpy(at, method, (size_t)method_size);
+        copy(at, method, method_size);
         at += method_size;
     } else {
         memcpy(at, "HTTP", 4);
         at += 4;
     }
     *at++ = ' ';
-    memcpy(at, route, (size_t)route_size);
+    copy(at, route, route_size);
     at += route_size;
     *at++ = 0x30; /* .kind = 6: SPAN_KIND_SERVER */
     *at++ = 0x02;
