@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import ssl
 import time
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -218,9 +217,8 @@ class SpanExport:
 
     def __init__(self, config: TraceExportSettings, services: RuntimeServices) -> None:
         metrics = services.shared("metrics", "", GatewayMetrics)
-        self.pool = UpstreamPool(
-            ssl_context=ssl.create_default_context(), max_idle_per_host=2, idle_timeout=30.0
-        )
+        # (TLS: the default context, certificates verified, made at the first connection)
+        self.pool = UpstreamPool(max_idle_per_host=2, idle_timeout=30.0)
         send = Sender(config.endpoint, config.service_name, self.pool, services.egress)
         self.batch: BatchProcessor[bytes] = BatchProcessor(
             NAME, SpanBatching(), send, dropped=metrics.dropped_counter(NAME), close_grace=5.0
