@@ -77,9 +77,12 @@ def _control(pid: int, *flags: str) -> None:
 
 
 def _wrk_requests(target: Target, work: Path, seconds: int, connections: int) -> int:
-    """Requests completed by wrk in ``seconds`` (run_wrk's script, ``connections``)."""
+    """Requests completed by wrk in ``seconds`` (run_wrk's script, written by the warm-up,
+    ``connections``). Nothing else may run while counting: requests wrk does not report
+    (a warm-up of run_wrk's own, 50 connections for a second, once ran here) would be
+    counted as instructions and not as requests, inflating the figures by 1-5 %, a
+    different amount each run."""
     script = work / f"{target.name}.lua"
-    run_wrk(target, work, 1)  # writes the script (and warms a little more)
     out = subprocess.run(
         [
             *("wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "-s", str(script)),

@@ -64,8 +64,6 @@ MODULES = (
     "portico.gateway.plugins.product_quota.runtime",
     "portico.gateway.plugins.trace_export.propagation",
     "portico.gateway.plugins.trace_export.runtime",
-    "portico.gateway.plugins.trace_export.span",
-    "portico.gateway.plugins.trace_export.wire",
     "portico.gateway.plugins.xml_to_json.runtime",
     "portico.gateway.http.body",
     "portico.gateway.http.callback_forward",
@@ -90,7 +88,11 @@ MODULES = (
 )
 #: modules written in C (``<module>.c`` beside the reference ``<module>.py``, which runs when
 #: the build is not used, and which their tests compare them with), built with the others
-C_MODULES = ("portico.gateway.telemetry.jsonline", "portico.gateway.plugins._xml_json")
+C_MODULES = (
+    "portico.gateway.telemetry.jsonline",
+    "portico.gateway.plugins.trace_export.wire",
+    "portico.gateway.plugins._xml_json",
+)
 #: what a C module links besides Python: commands printing its compiler and linker flags
 #: (``-I``, ``-L``, ``-l``), the first that runs is used; from the library's Debian -dev
 #: package (``scripts/ensure-system-packages.sh`` installs it), which has no pkg-config file

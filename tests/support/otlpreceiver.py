@@ -7,9 +7,11 @@ PyPI package ships it), so the tests speak the real wire protocol to this server
 
 from __future__ import annotations
 
+import ssl
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
@@ -37,15 +39,19 @@ class ReceivedSpan:
 
 @dataclass
 class OtlpReceiver:
-    """Runs on a free loopback port; ``spans`` holds every span received, in order."""
+    """Runs on a free loopback port; ``spans`` holds every span received, in order. With
+    ``tls`` (a certificate and its key, for localhost), over HTTPS."""
 
     port: int = 0
     spans: list[ReceivedSpan] = field(default_factory=list)
     content_types: list[str] = field(default_factory=list)
+    tls: tuple[Path, Path] | None = None
     _server: ThreadingHTTPServer | None = None
 
     @property
     def endpoint(self) -> str:
+        if self.tls is not None:
+            return f"https://localhost:{self.port}/v1/traces"
         return f"http://127.0.0.1:{self.port}/v1/traces"
 
     def _record(self, body: bytes) -> None:
@@ -94,6 +100,10 @@ class OtlpReceiver:
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         self._server = server
         self.port = server.server_address[1]
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()

@@ -287,6 +287,12 @@ class RequestContext:
     #: ``request_id_in_response`` is False): the route's request-id plugin may change both
     request_id_header: str = "x-request-id"
     request_id_in_response: bool = True
+    #: the W3C ``traceparent`` the upstream gets, replacing the client's (set by trace-export
+    #: in its access phase, sent by ``upstream_request.extra_headers``; a field rather than an
+    #: entry of ``upstream_headers``, a dict made per request: measured), and the client's
+    #: span id (16 hex digits) when the request came in the client's trace, else ""
+    traceparent: str | None = None
+    trace_parent_id: str = ""
     _upstream_headers: dict[str, str] | None = None
     _remove_upstream_headers: set[str] | None = None
     _response_headers: dict[str, str] | None = None

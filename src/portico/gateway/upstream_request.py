@@ -79,15 +79,23 @@ class OneTarget:
 
 
 def extra_headers(ctx: RequestContext) -> list[tuple[str, str]]:
-    """The headers the plugins add for the upstream (and the request id); those they
-    remove are taken out of the request's."""
+    """The headers the plugins add for the upstream (and the request id, and the trace
+    context: trace-export's ``traceparent`` wins over one another plugin set, since its span
+    ids must be those the upstream got); those they remove are taken out of the
+    request's."""
     request = ctx.request
     removed = ctx._remove_upstream_headers
     if removed:
         request.headers = [(k, v) for k, v in request.headers if k not in removed]
     extra = [(ctx.request_id_header, ctx.request_id)]
-    if ctx._upstream_headers:
-        extra += [(k, v) for k, v in ctx._upstream_headers.items() if k != "host"]
+    traceparent = ctx.traceparent
+    if traceparent is not None:  # (trace-export's: see RequestContext.traceparent)
+        extra.append(("traceparent", traceparent))
+    added = ctx._upstream_headers
+    if added:
+        for name, value in added.items():  # (appended: no second list to concatenate)
+            if name != "host" and (traceparent is None or name != "traceparent"):
+                extra.append((name, value))
     return extra
 
 

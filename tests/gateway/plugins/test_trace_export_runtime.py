@@ -6,6 +6,7 @@ with opentelemetry-proto; no OpenTelemetry Collector is installable from the reg
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from portico.gateway.node_options import GatewayOptions
 from tests.gateway.plugins.test_observability_runtime import Running, _start, _stop, until_metric
 from tests.gateway.test_pipeline import plugin, snapshot
+from tests.support.ldapserver import self_signed
 from tests.support.otlpreceiver import OtlpReceiver, ReceivedSpan
 from tests.support.ports import free_port
 from tests.support.waiting import eventually
@@ -154,10 +156,30 @@ async def test_an_invalid_traceparent_starts_a_new_trace(
     gateway: Running, backend: int, receiver: OtlpReceiver
 ) -> None:
     await gateway.gw.apply(snapshot(backend, [trace_export(receiver.endpoint)]))
+    sent = []
     for bad in (f"00-{'0' * 32}-{CLIENT_SPAN}-01", f"ff-{CLIENT_TRACE}-{CLIENT_SPAN}-01", "junk"):
-        response = await gateway.client.get("/x", headers={"traceparent": bad})
-        trace_id, _, _ = upstream_traceparent(response)
+        response = await gateway.client.get(
+            "/x", headers={"traceparent": bad, "tracestate": "vendor=opaque"}
+        )
+        trace_id, span_id, _ = upstream_traceparent(response)
         assert trace_id not in (CLIENT_TRACE, "0" * 32)
+        sent.append((trace_id, span_id))
+    exported = await spans(receiver, 3)
+    # root spans of new traces: the client's tracestate is not theirs
+    assert sorted((s.span.trace_id.hex(), s.span.span_id.hex()) for s in exported) == sorted(sent)
+    assert {(s.span.parent_span_id, s.span.trace_state) for s in exported} == {(b"", "")}
+
+
+async def test_the_upstream_gets_the_gateways_traceparent_whatever_another_plugin_set(
+    gateway: Running, backend: int, receiver: OtlpReceiver
+) -> None:
+    forged = f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"
+    rewrite = plugin("proxy-rewrite", 420, headers={"set": {"traceparent": forged}})
+    await gateway.gw.apply(snapshot(backend, [rewrite, trace_export(receiver.endpoint)]))
+    trace_id, span_id, flags = upstream_traceparent(await gateway.client.get("/rewritten"))
+    [received] = await spans(receiver, 1)
+    assert (received.span.trace_id.hex(), received.span.span_id.hex()) == (trace_id, span_id)
+    assert span_id != CLIENT_SPAN and flags == "01"
 
 
 async def test_a_5xx_answer_is_an_error_span(gateway: Running, receiver: OtlpReceiver) -> None:
@@ -206,3 +228,27 @@ async def test_a_request_refused_before_the_plugin_ran_is_traced_too(
     assert received.span.parent_span_id.hex() == CLIENT_SPAN
     assert received.attributes["http.response.status_code"] == 401
     assert received.span.status.code == Status.StatusCode.STATUS_CODE_UNSET  # a 4xx is not ours
+
+
+async def test_an_https_collector_gets_the_spans_once_its_certificate_is_verified(
+    gateway: Running, backend: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the system's trust store, for this test
+    with OtlpReceiver(tls=(cert, key)) as receiver:
+        await gateway.gw.apply(snapshot(backend, [trace_export(receiver.endpoint)]))
+        trace_id, span_id, _ = upstream_traceparent(await gateway.client.get("/secure"))
+        [received] = await spans(receiver, 1)
+        assert (received.span.trace_id.hex(), received.span.span_id.hex()) == (trace_id, span_id)
+
+
+async def test_an_https_collector_whose_certificate_is_not_trusted_gets_nothing(
+    gateway: Running, backend: int, tmp_path: Path
+) -> None:
+    cert, key = self_signed(tmp_path)  # not in the trust store
+    with OtlpReceiver(tls=(cert, key)) as receiver:
+        await gateway.gw.apply(snapshot(backend, [trace_export(receiver.endpoint)]))
+        assert (await gateway.client.get("/untrusted")).status_code == 200
+        labels = {"plugin": "trace-export"}
+        await until_metric(gateway, "portico_log_entries_dropped_total", labels, 1)
+        assert receiver.spans == []
