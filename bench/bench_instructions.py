@@ -77,9 +77,10 @@ def _control(pid: int, *flags: str) -> None:
 
 
 def _wrk_requests(target: Target, work: Path, seconds: int, connections: int) -> int:
-    """Requests completed by wrk in ``seconds`` (run_wrk's script, ``connections``)."""
+    """Requests completed by wrk in ``seconds`` (run_wrk's script, ``connections``; the
+    warm-up wrote it: nothing but these requests may run while counting is on, or the count
+    is divided by too few)."""
     script = work / f"{target.name}.lua"
-    run_wrk(target, work, 1)  # writes the script (and warms a little more)
     out = subprocess.run(
         [
             *("wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "-s", str(script)),
