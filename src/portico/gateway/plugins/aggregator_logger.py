@@ -75,13 +75,15 @@ PLUGIN = PluginSpec(
 
 class AggregatorLoggerRuntime(LoggerRuntime):
     def __init__(self, config: AggregatorLoggerConfig, services: RuntimeServices) -> None:
+        poster = HttpPoster(services)
         super().__init__(
             PLUGIN.name,
             config,
             services,
-            _sink(config, HttpPoster(services)),
+            _sink(config, poster),
             close_grace=min(5.0, config.timeout / 1000),
         )
+        poster.shared(services, PLUGIN.name, config)
 
 
 def push_body(batch: Built, labels: dict[str, str]) -> bytes:
@@ -106,7 +108,7 @@ def _sink(config: AggregatorLoggerConfig, poster: HttpPoster) -> Sink:
         if not taken or taken[0][0] is not batch:
             taken[:] = [(batch, set())]
         done = taken[0][1]
-        body = push_body(batch, labels)
+        body = (push_body(batch, labels),)
         waiting = [url for url in urls if url not in done]
         results = await asyncio.gather(
             *(poster.post(url, body, headers, timeout) for url in waiting),
