@@ -90,7 +90,7 @@ MODULES = (
 )
 #: modules written in C (``<module>.c`` beside the reference ``<module>.py``, which runs when
 #: the build is not used, and which their tests compare them with), built with the others
-C_MODULES = ("portico.gateway.telemetry.jsonline",)
+C_MODULES = ("portico.gateway.telemetry.jsonline", "portico.gateway.telemetry.recordbatch")
 #: mypyc's name for the library the compiled modules share
 GROUP = "portico_native"
 MANIFEST = "manifest.json"
