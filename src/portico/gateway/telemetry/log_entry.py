@@ -492,6 +492,11 @@ class LogPhases(BasePluginRuntime):
             return capture_request_body(ctx)
         return None
 
+    def runs_access(self) -> bool:
+        # without the request body, a route whose other plugins need no access phase either
+        # skips it (``context.access_free``)
+        return self.request_body
+
     def header_filter(self, ctx: RequestContext, status: int, headers: ResponseHeaders) -> None:
         capture_response(ctx, headers, self.response_body)
 
