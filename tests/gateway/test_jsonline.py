@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -237,3 +238,40 @@ def test_thousandths_are_written_as_repr_writes_them(micros: int) -> None:
 def test_signed_zero_and_tiny_floats_keep_repr(module: ModuleType) -> None:
     for value in (-0.0, 0.0, 1e-05, 0.0001, 1e16, 123456789012.345, 5e-324):
         assert module.render([b"", b""], [value]) == repr(value).encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    entries=st.lists(
+        st.dictionaries(TEXT, TEXT | st.integers(-(2**63), 2**63 - 1), max_size=4), max_size=12
+    ),
+    times=st.lists(st.floats(min_value=0, max_value=4e9), min_size=12, max_size=12),
+)
+def test_stamped_lines_are_what_orjson_writes(
+    entries: list[dict[str, object]], times: list[float]
+) -> None:
+    """aggregator-logger's Loki values: each entry a JSON string beside its nanoseconds."""
+    lines = [orjson.dumps(entry) for entry in entries]
+    logged_at = times[: len(lines)]
+    values = [
+        [str(int(at * 1_000_000_000)), line.decode()]
+        for at, line in zip(logged_at, lines, strict=True)
+    ]
+    expected = orjson.dumps(values)[1:-1]  # (the array's brackets are the caller's)
+    assert REFERENCE.stamped_lines(lines, logged_at) == expected
+    if C is not None:
+        assert C.stamped_lines(lines, logged_at) == expected
+
+
+@pytest.mark.parametrize("module", IMPLEMENTATIONS)
+def test_stamped_lines_refuse_malformed_input(module: ModuleType) -> None:
+    with pytest.raises(ValueError, match="same length"):
+        module.stamped_lines([b"{}"], [])
+    with pytest.raises(TypeError):
+        module.stamped_lines(["{}"], [1.0])
+    with pytest.raises(ValueError, match="out of range"):
+        module.stamped_lines([b"{}"], [float("inf")])
+    assert module.stamped_lines([], []) == b""
+    assert (
+        module.stamped_lines([b'{"a":"\\n"}'], [1.5]) == b'["1500000000","{\\"a\\":\\"\\\\n\\"}"]'
+    )
