@@ -1,8 +1,8 @@
 """Kafka record batches written by ``telemetry.recordbatch``: the C module and the reference
-(``recordbatch.py``) write the same bytes for the same input, and those are the bytes
-aiokafka's own builder writes (stream-logger's batches before), which aiokafka reads back
-with their CRC checked. The C module is the one of the current native build (``make
-native``); where there is none, the reference alone is checked against aiokafka."""
+(``recordbatch.py``, aiokafka's own builder) write the same bytes for the same input, the
+bytes stream-logger produced before (``BatchBuilder``, a new one when one is full), which
+aiokafka reads back with their CRC checked. The C module is the one of the current native
+build (``make native``); where there is none, the reference alone is checked."""
 
 from __future__ import annotations
 

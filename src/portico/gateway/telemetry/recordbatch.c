@@ -1,7 +1,7 @@
 /* portico.gateway.telemetry.recordbatch in C: the same function, the same bytes, as
- * recordbatch.py (read its docstring first: it is the reference, and
+ * recordbatch.py (read its docstring first: it is the reference, aiokafka's own builder, and
  * tests/gateway/test_recordbatch.py checks that both write the same bytes for the same input,
- * and the bytes aiokafka's own builder writes).
+ * which aiokafka reads back with their CRC checked).
  *
  * Why C: stream-logger's batches went through aiokafka's builder at ~7,700 instructions an
  * entry (callgrind, bench/bench_instructions.py): a record appended at a time into a buffer
