@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,12 +55,13 @@ if C is not None:
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(
     ["", '"', "\\", "\x00\x1f\x7f", "é", "\u2028", "😀", 'a\\"b']
 )
-# long runs: the C module scans eight bytes at a time, and an escape may sit anywhere in a word
+# long runs: the C module scans sixteen bytes at a time, and an escape may sit anywhere in a
+# block (or in the tail after the last whole block)
 TEXT = TEXT | st.builds(
     lambda head, mark, tail: head + mark + tail,
-    st.text("abcdefgh/-", max_size=30),
+    st.text("abcdefgh/-", max_size=40),
     st.sampled_from(['"', "\\", "\n", "\x01", "é", ""]),
-    st.text("abcdefgh/-", max_size=30),
+    st.text("abcdefgh/-", max_size=40),
 )
 NAMES = st.sampled_from(["host", "accept", "cookie", "x-trace", "set-cookie", "authorization"])
 NAMES = NAMES | st.text("abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=12)
@@ -74,13 +76,15 @@ VALUES = st.one_of(
 
 
 class Asker:
-    """A stand-in for ``log_entry.Redaction`` with its two dicts: a name is secret when it
-    holds "cookie" or "auth"; it counts what it was asked."""
+    """A stand-in for ``log_entry.Redaction`` with its verdicts and its table of wire names
+    (``module``'s own): a name is secret when it holds "cookie" or "auth"; it counts what it
+    was asked."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: ModuleType = REFERENCE, limit: int = 512) -> None:
         self.verdicts: dict[str, bool] = {}
-        self.wire: dict[bytes, tuple[str, bool]] = {}
+        self.wire = module.WireNames(limit)
         self.asked = 0
+        self.asked_wire = 0
 
     def secret(self, name: str) -> bool:
         self.asked += 1
@@ -89,9 +93,9 @@ class Asker:
         return verdict
 
     def wire_name(self, raw: bytes) -> tuple[str, bool]:
+        self.asked_wire += 1
         name = raw.decode("latin-1").lower()
-        found = self.wire[raw] = (name, self.secret(name))
-        return found
+        return (name, self.secret(name))
 
 
 def expected_object(pairs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -153,33 +157,53 @@ def test_pairs_become_an_object_grouped_and_redacted(pairs: list[tuple[str, str]
         assert c_asker.asked == len({name for name, _ in pairs})  # each name asked once
 
 
+# header values: printable ASCII runs (written sixteen bytes at a time by the C module) with
+# anything at all among them
+HEADER_VALUES = st.binary(max_size=30) | st.builds(
+    lambda head, mark, tail: head + mark + tail,
+    st.binary(max_size=40).map(lambda raw: bytes(0x20 + b % 0x5F for b in raw)),
+    st.binary(max_size=2),
+    st.text("abcdefgh/-; =", max_size=40).map(str.encode),
+)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
-    headers=st.lists(st.tuples(NAMES, st.binary(max_size=30)), max_size=70),
+    headers=st.lists(st.tuples(NAMES, HEADER_VALUES), max_size=70),
     added=st.none() | st.lists(st.tuples(NAMES, TEXT), max_size=4),
     tag=st.none() | st.tuples(NAMES, st.text("0123456789abcdef-", min_size=1, max_size=36)),
+    limit=st.sampled_from([0, 3, 512]),
 )
 def test_a_relayed_head_becomes_an_object(
     headers: list[tuple[str, bytes]],
     added: list[tuple[str, str]] | None,
     tag: tuple[str, str] | None,
+    limit: int,
 ) -> None:
     lines: list[bytes] = []
     for name, value in headers:
         lines += [name.title().encode(), b": ", value, b"\r\n"]
-    asker = Asker()
+    asker = Asker(REFERENCE, limit)
     written = REFERENCE.lines_object(lines, asker.wire, asker.verdicts, asker, added, tag)
     pairs = [(name, value.decode("latin-1")) for name, value in headers]
     pairs += [*(added or []), *([tag] if tag else [])]
     assert json.loads(written) == expected_object(pairs)
+    known = len({name.title() for name, _ in headers})
+    assert len(asker.wire) == min(known, limit)
     if C is not None:
-        c_asker = Asker()
+        c_asker = Asker(C, limit)
         assert C.lines_object(lines, c_asker.wire, c_asker.verdicts, c_asker, added, tag) == written
+        assert len(c_asker.wire) == len(asker.wire)
+        asked = c_asker.asked_wire
+        # again: what the table keeps is not asked again, the rest is, the bytes the same
+        assert C.lines_object(lines, c_asker.wire, c_asker.verdicts, c_asker, added, tag) == written
+        if limit >= known:
+            assert c_asker.asked_wire == asked
 
 
 @pytest.mark.parametrize("module", IMPLEMENTATIONS)
 def test_header_objects_refuse_malformed_input(module: ModuleType) -> None:
-    asker = Asker()
+    asker = Asker(module)
     with pytest.raises((TypeError, ValueError)):
         module.lines_object([b"Host", b": "], asker.wire, asker.verdicts, asker, None, None)
     with pytest.raises(TypeError):
@@ -214,3 +238,40 @@ def test_thousandths_are_written_as_repr_writes_them(micros: int) -> None:
 def test_signed_zero_and_tiny_floats_keep_repr(module: ModuleType) -> None:
     for value in (-0.0, 0.0, 1e-05, 0.0001, 1e16, 123456789012.345, 5e-324):
         assert module.render([b"", b""], [value]) == repr(value).encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    entries=st.lists(
+        st.dictionaries(TEXT, TEXT | st.integers(-(2**63), 2**63 - 1), max_size=4), max_size=12
+    ),
+    times=st.lists(st.floats(min_value=0, max_value=4e9), min_size=12, max_size=12),
+)
+def test_stamped_lines_are_what_orjson_writes(
+    entries: list[dict[str, object]], times: list[float]
+) -> None:
+    """aggregator-logger's Loki values: each entry a JSON string beside its nanoseconds."""
+    lines = [orjson.dumps(entry) for entry in entries]
+    logged_at = times[: len(lines)]
+    values = [
+        [str(int(at * 1_000_000_000)), line.decode()]
+        for at, line in zip(logged_at, lines, strict=True)
+    ]
+    expected = orjson.dumps(values)[1:-1]  # (the array's brackets are the caller's)
+    assert REFERENCE.stamped_lines(lines, logged_at) == expected
+    if C is not None:
+        assert C.stamped_lines(lines, logged_at) == expected
+
+
+@pytest.mark.parametrize("module", IMPLEMENTATIONS)
+def test_stamped_lines_refuse_malformed_input(module: ModuleType) -> None:
+    with pytest.raises(ValueError, match="same length"):
+        module.stamped_lines([b"{}"], [])
+    with pytest.raises(TypeError):
+        module.stamped_lines(["{}"], [1.0])
+    with pytest.raises(ValueError, match="out of range"):
+        module.stamped_lines([b"{}"], [float("inf")])
+    assert module.stamped_lines([], []) == b""
+    assert (
+        module.stamped_lines([b'{"a":"\\n"}'], [1.5]) == b'["1500000000","{\\"a\\":\\"\\\\n\\"}"]'
+    )

@@ -26,6 +26,7 @@ from portico.gateway.context import (
     Reply,
     RequestContext,
     ResponsePhase,
+    access_free,
     phase_plugins,
 )
 from portico.gateway.discovery.watch import DiscoveredUpstream, Discovery
@@ -155,9 +156,13 @@ class RouteRuntime:
     rollup_key: tuple[str, str, str] = ("", "", "")
     #: how its requests get their id (its request-id plugin), None: the gateway's own way
     request_ids: RequestIdPolicy | None = None
+    #: no plugin of the chain does anything in the access phase (none, or only loggers that
+    #: log no body): the request is proxied without one
+    access_free: bool = True
 
     def __post_init__(self) -> None:
         self.response_phase, self.loggers = phase_plugins(p for _, p in self.chain)
+        self.access_free = access_free(p for _, p in self.chain)
         for _, plugin in self.chain:
             policy = plugin.request_ids()
             if policy is not None:

@@ -236,7 +236,7 @@ class Gateway:
         if policy is not None:
             ctx.request_id_header = policy.header
             ctx.request_id_in_response = policy.in_response
-        if not route.chain:
+        if route.access_free:  # (no plugin, or none with an access phase)
             return self._proxy_now(env, route, route.response_phase, route.loggers, ctx, responder)
         access = AccessPhase(route.chain, ctx.consumer)
         pending = access.run(env, ctx)

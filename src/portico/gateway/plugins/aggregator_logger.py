@@ -26,7 +26,10 @@ from portico.gateway.plugins._log_sink import (
     encode_json,
 )
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
+from portico.gateway.telemetry import jsonline
 from portico.gateway.telemetry.batch import BatchFailed
+
+_stamped_lines = jsonline.stamped_lines
 
 LabelName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]  # Prometheus's
 LabelValue = Annotated[str, Field(min_length=1, max_length=1024)]
@@ -75,29 +78,33 @@ PLUGIN = PluginSpec(
 
 class AggregatorLoggerRuntime(LoggerRuntime):
     def __init__(self, config: AggregatorLoggerConfig, services: RuntimeServices) -> None:
+        poster = HttpPoster(services)
         super().__init__(
             PLUGIN.name,
             config,
             services,
-            _sink(config, HttpPoster(services)),
+            _sink(config, poster),
             close_grace=min(5.0, config.timeout / 1000),
         )
+        poster.shared(services, PLUGIN.name, config)
 
 
-def push_body(batch: Built, labels: dict[str, str]) -> bytes:
-    """Loki's push request: one stream (the configured labels), a line per entry stamped
-    with the time its request was logged (nanoseconds since the epoch, as a string)."""
-    values = [
-        [str(int(at * 1_000_000_000)), line.decode()]
-        for at, line in zip(batch.logged_at, batch.lines, strict=True)
-    ]
-    return encode_json({"streams": [{"stream": labels, "values": values}]})
+def push_body(batch: Built, labels: bytes) -> tuple[bytes, bytes, bytes]:
+    """Loki's push request, in three parts: one stream (``labels``, the configured labels as
+    JSON), a line per entry stamped with the time its request was logged (nanoseconds since
+    the epoch, as a string): ``{"streams":[{"stream":...,"values":[["<ns>","<entry>"],...]}]}``,
+    the values written by ``jsonline.stamped_lines`` (C in the native build)."""
+    return (
+        b'{"streams":[{"stream":' + labels + b',"values":[',
+        _stamped_lines(batch.lines, batch.logged_at),
+        b"]}]}",
+    )
 
 
 def _sink(config: AggregatorLoggerConfig, poster: HttpPoster) -> Sink:
     urls = [addr.rstrip("/") + config.endpoint_uri for addr in config.endpoint_addrs]
     headers = {"content-type": "application/json", "x-scope-orgid": config.tenant_id}
-    labels = dict(config.log_labels)
+    labels = encode_json(dict(config.log_labels))
     timeout = config.timeout / 1000
     # the batch being sent and the addresses that already took it (a retry skips them)
     taken: list[tuple[Built, set[str]]] = []

@@ -59,13 +59,15 @@ PLUGIN = PluginSpec(
 
 class ColumnarLoggerRuntime(LoggerRuntime):
     def __init__(self, config: ColumnarLoggerConfig, services: RuntimeServices) -> None:
+        poster = HttpPoster(services)
         super().__init__(
             PLUGIN.name,
             config,
             services,
-            _sink(config, HttpPoster(services)),
+            _sink(config, poster),
             close_grace=min(5.0, float(config.timeout)),
         )
+        poster.shared(services, PLUGIN.name, config)
 
 
 def insert_statement(database: str, table: str) -> str:
@@ -85,7 +87,7 @@ def _sink(config: ColumnarLoggerConfig, poster: HttpPoster) -> Sink:
     timeout = float(config.timeout)
 
     async def send(batch: Built) -> None:
-        body = b"\n".join(batch.lines) + b"\n"
+        body = (b"\n".join(batch.lines), b"\n")  # (the last row ended too, not copied)
         await poster.post(config.endpoint_addr, body, headers, timeout, params=params)
 
     return send

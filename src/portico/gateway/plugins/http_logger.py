@@ -64,18 +64,17 @@ class HttpLoggerRuntime(LoggerRuntime):
     dropped and counted); the request is never affected."""
 
     def __init__(self, config: HttpLoggerConfig, services: RuntimeServices) -> None:
+        poster = HttpPoster(services)
         super().__init__(
             PLUGIN.name,
             config,
             services,
-            _sink(config, HttpPoster(services)),
+            _sink(config, poster),
             request_body=config.include_req_body,
             response_body=config.include_resp_body,
             close_grace=min(5.0, float(config.timeout)),
         )
-
-
-_BRACKETS = (b"[", b"]")
+        poster.shared(services, PLUGIN.name, config)
 
 
 def _sink(config: HttpLoggerConfig, poster: HttpPoster) -> Sink:
@@ -88,9 +87,9 @@ def _sink(config: HttpLoggerConfig, poster: HttpPoster) -> Sink:
 
     async def send(batch: Built) -> None:
         lines = batch.lines
-        # the array's brackets around the joined entries in one copy (``b"[" + ... + b"]"``
-        # copied the whole batch twice more)
-        body = b",".join(lines).join(_BRACKETS) if as_array else b"\n".join(lines)
+        # the entries joined once, the array's brackets sent around them (not copied with
+        # them: a copy of the batch costs as much as its POST)
+        body = (b"[", b",".join(lines), b"]") if as_array else (b"\n".join(lines),)
         await poster.post(config.uri, body, headers, timeout)
 
     return send

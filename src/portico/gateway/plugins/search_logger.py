@@ -100,6 +100,7 @@ class SearchLoggerRuntime(LoggerRuntime):
             _sink(config, poster),
             close_grace=min(5.0, float(config.timeout)),
         )
+        poster.shared(services, PLUGIN.name, config)
 
 
 def _sink(config: SearchLoggerConfig, poster: HttpPoster) -> Sink:
@@ -116,7 +117,7 @@ def _sink(config: SearchLoggerConfig, poster: HttpPoster) -> Sink:
         pieces: list[bytes] = []
         for line in batch.lines:
             pieces.extend((action, line))
-        body = b"\n".join(pieces) + b"\n"  # _bulk wants the last line ended too
+        body = (b"\n".join(pieces), b"\n")  # _bulk wants the last line ended too
         answer = await poster.post(url, body, headers, timeout)
         refused = bulk_refusal(answer)
         if refused is not None:

@@ -22,6 +22,7 @@ typedef struct {
     char *data;
     Py_ssize_t len;
     Py_ssize_t cap;
+    PyObject *owner; /* NULL, or the bytes object data lies in (a big text, sized ahead) */
     char small[4096];
 } Buf;
 
@@ -29,10 +30,26 @@ static void buf_init(Buf *b) {
     b->data = b->small;
     b->len = 0;
     b->cap = (Py_ssize_t)sizeof b->small;
+    b->owner = NULL;
+}
+
+/* a buffer that is a bytes object of cap bytes from the start, trimmed at the end: a text of
+ * a megabyte is then written once, not copied again into its bytes object */
+static int buf_init_owned(Buf *b, Py_ssize_t cap) {
+    b->len = 0;
+    b->owner = PyBytes_FromStringAndSize(NULL, cap);
+    if (b->owner == NULL) return -1;
+    b->data = PyBytes_AS_STRING(b->owner);
+    b->cap = cap;
+    return 0;
 }
 
 static void buf_free(Buf *b) {
-    if (b->data != b->small) PyMem_Free(b->data);
+    if (b->owner != NULL) {
+        Py_CLEAR(b->owner);
+    } else if (b->data != b->small) {
+        PyMem_Free(b->data);
+    }
 }
 
 #if defined(__GNUC__)
@@ -46,6 +63,15 @@ static int buf_grow(Buf *b, Py_ssize_t more) {
     Py_ssize_t need = b->len + more;
     Py_ssize_t cap = b->cap * 2;
     if (cap < need) cap = need;
+    if (b->owner != NULL) {
+        if (_PyBytes_Resize(&b->owner, cap) < 0) { /* (it cleared owner) */
+            b->data = b->small; /* nothing left to free */
+            return -1;
+        }
+        b->data = PyBytes_AS_STRING(b->owner);
+        b->cap = cap;
+        return 0;
+    }
     char *data;
     if (b->data == b->small) {
         data = PyMem_Malloc((size_t)cap);
@@ -114,6 +140,76 @@ static inline int escape_of(unsigned char c, char *out) {
     }
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* Sixteen bytes at a time (SSE2, every x86-64 has it): a bit per byte of v that JSON escapes
+ * (below 0x20, '"' or '\\'). Bytes from 0x80 up (UTF-8 sequences) never flag. */
+static inline int escape_mask(__m128i v) {
+    __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+    __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    return _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash)));
+}
+
+/* The tail of a text (fewer than 16 bytes) loaded as one block when the 16 bytes from it lie
+ * in one page: reading past the text's end within its page cannot fault (the bytes read there
+ * are masked off, never written out). Most header names and values are shorter than 16
+ * bytes: byte by byte, they were most of the cost of an entry. 0 when it cannot be loaded. */
+static inline int tail_block(const unsigned char *tail, __m128i *v) {
+    if (((uintptr_t)tail & 4095) > 4096 - 16) return 0;
+    *v = _mm_loadu_si128((const __m128i *)tail);
+    return 1;
+}
+
+/* UTF-8 text s escaped for a JSON string (no quotes). Each block of 16 is stored whole, then
+ * the output advances past its clean bytes only: the room reserved for the worst case (six
+ * bytes out per byte in) covers the 16 written ahead while 16 bytes or more remain. */
+static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 6 - 2) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* the worst case (every byte \u00XX), and room for a whole block stored past the end */
+    if (buf_reserve(b, 6 * n + 2 + 16) < 0) return -1;
+    char *out = b->data + b->len;
+    Py_ssize_t i = 0;
+    while (i + 16 <= n) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        int mask = escape_mask(v);
+        _mm_storeu_si128((__m128i *)out, v);
+        if (!mask) {
+            out += 16;
+            i += 16;
+            continue;
+        }
+        int clean = __builtin_ctz((unsigned int)mask);
+        out += clean;
+        i += clean;
+        out += escape_of(s[i], out);
+        i++;
+    }
+    __m128i v;
+    if (i < n && tail_block(s + i, &v)) {
+        Py_ssize_t rest = n - i;
+        if (!(escape_mask(v) & ((1 << rest) - 1))) {
+            _mm_storeu_si128((__m128i *)out, v);
+            out += rest;
+            i = n;
+        }
+    }
+    for (; i < n; i++) {
+        unsigned char c = s[i];
+        if (ESCAPED[c]) {
+            out += escape_of(c, out);
+        } else {
+            *out++ = (char)c;
+        }
+    }
+    b->len = out - b->data;
+    return 0;
+}
+#else
 /* Whether any of the 8 bytes of w needs escaping (below 0x20, '"' or '\\'), eight at a time:
  * the classic "has a byte less than n" and "has a zero byte" word tricks. They never miss
  * one; they may flag a word that has none next to one that has (a borrow), which only sends
@@ -159,6 +255,7 @@ static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
     b->len = out - b->data;
     return 0;
 }
+#endif
 
 /* UTF-8 text s as a JSON string, quotes included */
 static int put_utf8_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
@@ -172,18 +269,45 @@ static int put_latin1_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
         PyErr_NoMemory();
         return -1;
     }
-    if (buf_reserve(b, 6 * n + 2) < 0) return -1;
+    if (buf_reserve(b, 6 * n + 2 + 16) < 0) return -1; /* (a block stored past the end) */
     char *out = b->data + b->len;
     *out++ = '"';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        if (c >= 0x80) {
-            *out++ = (char)(0xC0 | (c >> 6));
-            *out++ = (char)(0x80 | (c & 0x3F));
-        } else if (ESCAPED[c]) {
-            out += escape_of(c, out);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t end = n;
+#if defined(__SSE2__)
+        /* plain ASCII sixteen bytes at a time (as put_escaped); a block holding anything
+         * else (an escape, a byte from 0x80 up) goes through the byte loop */
+        if (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+            if (!(escape_mask(v) | _mm_movemask_epi8(v))) {
+                _mm_storeu_si128((__m128i *)out, v);
+                out += 16;
+                i += 16;
+                continue;
+            }
+            end = i + 16;
         } else {
-            *out++ = (char)c;
+            __m128i v;
+            Py_ssize_t rest = n - i;
+            if (tail_block(s + i, &v) &&
+                !((escape_mask(v) | _mm_movemask_epi8(v)) & ((1 << rest) - 1))) {
+                _mm_storeu_si128((__m128i *)out, v);
+                out += rest;
+                break;
+            }
+        }
+#endif
+        for (; i < end; i++) {
+            unsigned char c = s[i];
+            if (c >= 0x80) {
+                *out++ = (char)(0xC0 | (c >> 6));
+                *out++ = (char)(0x80 | (c & 0x3F));
+            } else if (ESCAPED[c]) {
+                out += escape_of(c, out);
+            } else {
+                *out++ = (char)c;
+            }
         }
     }
     *out++ = '"';
@@ -305,6 +429,12 @@ static int put_value(Buf *b, PyObject *value) {
 }
 
 static PyObject *bytes_of(Buf *b) {
+    if (b->owner != NULL) {
+        PyObject *out = b->owner;
+        b->owner = NULL;
+        if (_PyBytes_Resize(&out, b->len) < 0) return NULL;
+        return out;
+    }
     PyObject *out = PyBytes_FromStringAndSize(b->data, b->len);
     buf_free(b);
     return out;
@@ -412,9 +542,9 @@ static Py_ssize_t first_of(Headers *h, Py_ssize_t at) {
     return at;
 }
 
-/* add a header (takes the reference to name) */
-static int headers_add(Headers *h, PyObject *name, const unsigned char *value, Py_ssize_t len,
-                       int latin1) {
+/* add a header (takes the reference to name; name_utf8: its UTF-8 if known, else NULL) */
+static int headers_add(Headers *h, PyObject *name, const char *name_utf8, Py_ssize_t name_len,
+                       const unsigned char *value, Py_ssize_t len, int latin1) {
     if (h->len == h->cap) {
         Py_ssize_t cap = h->cap * 2;
         Header *items = h->items == h->small ? PyMem_Malloc(sizeof(Header) * (size_t)cap)
@@ -447,10 +577,16 @@ static int headers_add(Headers *h, PyObject *name, const unsigned char *value, P
     }
     Header *item = &h->items[h->len];
     item->name = name;
-    item->name_utf8 = PyUnicode_AsUTF8AndSize(name, &item->name_len);
-    if (item->name_utf8 == NULL) {
-        Py_DECREF(name);
-        return -1;
+    if (name_utf8 != NULL) {
+        item->name_utf8 = name_utf8;
+        item->name_len = name_len;
+    } else {
+        item->name_utf8 = PyUnicode_AsUTF8AndSize(name, &item->name_len);
+        if (item->name_utf8 == NULL) {
+            item->name = NULL;
+            Py_DECREF(name);
+            return -1;
+        }
     }
     item->value = value;
     item->value_len = len;
@@ -538,7 +674,7 @@ static int add_pair(Headers *h, PyObject *pair, PyObject *verdicts, PyObject *as
         if (value == NULL) return -1;
     }
     Py_INCREF(name);
-    return headers_add(h, name, (const unsigned char *)value, len, 0);
+    return headers_add(h, name, NULL, 0, (const unsigned char *)value, len, 0);
 }
 
 /* pairs (a list of (name, value) tuples of str) into h */
@@ -567,16 +703,195 @@ static PyObject *pairs_object(PyObject *module, PyObject *const *args, Py_ssize_
     return out;
 }
 
-/* lines_object(lines, wire, verdicts, asker, added, tag) */
-static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) ||
-        !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "lines_object(lines: list, wire: dict, verdicts: dict, asker, added, "
-                        "tag)");
+/* ------------------------------------------------------------------ a node's header names */
+
+/* WireNames(limit): what lines_object learnt of a node's header names as they came on the
+ * wire (raw bytes → the lower-cased name and whether it is a credential), at most limit of
+ * them. A dict keyed by the raw bytes hashed each name of each answer anew (the bytes are new
+ * objects every time: siphash, then the lookup, ~380 instructions a header); this table
+ * hashes with FNV-1a and compares with memcmp, and keeps each name's UTF-8 at hand. */
+typedef struct {
+    char *raw;
+    Py_ssize_t raw_len;
+    uint64_t hash;
+    PyObject *name; /* str, a reference held */
+    const char *utf8;
+    Py_ssize_t utf8_len;
+    int secret;
+} Known;
+
+typedef struct {
+    PyObject_HEAD
+    Known *items;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+    Py_ssize_t limit;
+    int32_t *slots; /* open addressing: an index into items, -1 empty */
+    Py_ssize_t nslots; /* a power of two, at least twice len */
+} WireNames;
+
+static PyTypeObject WireNamesType;
+
+static uint64_t fnv1a(const char *s, Py_ssize_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static Known *wire_find(WireNames *w, const char *raw, Py_ssize_t n, uint64_t hash) {
+    if (w->slots == NULL) return NULL;
+    size_t mask = (size_t)w->nslots - 1;
+    for (size_t j = (size_t)hash & mask;; j = (j + 1) & mask) {
+        int32_t at = w->slots[j];
+        if (at < 0) return NULL;
+        Known *k = &w->items[at];
+        if (k->hash == hash && k->raw_len == n && memcmp(k->raw, raw, (size_t)n) == 0) return k;
+    }
+}
+
+static void wire_place(WireNames *w, Py_ssize_t at) {
+    size_t mask = (size_t)w->nslots - 1;
+    size_t j = (size_t)w->items[at].hash & mask;
+    while (w->slots[j] >= 0) j = (j + 1) & mask;
+    w->slots[j] = (int32_t)at;
+}
+
+/* remember raw → (name, secret) if there is room; 0, or -1 on error (memory) */
+static int wire_add(WireNames *w, const char *raw, Py_ssize_t n, uint64_t hash, PyObject *name,
+                    int secret) {
+    if (w->len >= w->limit) return 0;
+    Py_ssize_t utf8_len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(name, &utf8_len);
+    if (utf8 == NULL) return -1;
+    if (w->len == w->cap) {
+        Py_ssize_t cap = w->cap ? w->cap * 2 : 8;
+        Known *items = PyMem_Realloc(w->items, sizeof(Known) * (size_t)cap);
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        w->items = items;
+        w->cap = cap;
+    }
+    if ((w->len + 1) * 2 > w->nslots) {
+        Py_ssize_t nslots = w->nslots ? w->nslots * 2 : 16;
+        int32_t *slots = PyMem_Malloc(sizeof(int32_t) * (size_t)nslots);
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyMem_Free(w->slots);
+        w->slots = slots;
+        w->nslots = nslots;
+        for (Py_ssize_t j = 0; j < nslots; j++) slots[j] = -1;
+        for (Py_ssize_t at = 0; at < w->len; at++) wire_place(w, at);
+    }
+    char *copy = PyMem_Malloc(n ? (size_t)n : 1);
+    if (copy == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(copy, raw, (size_t)n);
+    Known *k = &w->items[w->len];
+    k->raw = copy;
+    k->raw_len = n;
+    k->hash = hash;
+    Py_INCREF(name);
+    k->name = name;
+    k->utf8 = utf8;
+    k->utf8_len = utf8_len;
+    k->secret = secret;
+    wire_place(w, w->len++);
+    return 0;
+}
+
+static int wire_init(WireNames *self, PyObject *args, PyObject *kwargs) {
+    Py_ssize_t limit;
+    static char *kwlist[] = {"limit", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n", kwlist, &limit)) return -1;
+    if (limit < 0 || limit > INT32_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError, "limit out of range");
+        return -1;
+    }
+    self->limit = limit;
+    return 0;
+}
+
+static void wire_dealloc(WireNames *self) {
+    for (Py_ssize_t i = 0; i < self->len; i++) {
+        PyMem_Free(self->items[i].raw);
+        Py_DECREF(self->items[i].name);
+    }
+    PyMem_Free(self->items);
+    PyMem_Free(self->slots);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static Py_ssize_t wire_length(WireNames *self) { return self->len; }
+
+static PySequenceMethods WIRE_SEQUENCE = {.sq_length = (lenfunc)wire_length};
+
+static PyTypeObject WireNamesType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "portico.gateway.telemetry.jsonline.WireNames",
+    .tp_basicsize = sizeof(WireNames),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "WireNames(limit): a node's header names as lines_object learnt them.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)wire_init,
+    .tp_dealloc = (destructor)wire_dealloc,
+    .tp_as_sequence = &WIRE_SEQUENCE,
+};
+
+/* the name and verdict of raw, from wire, else asked of asker.wire_name (and remembered) */
+static Known *wire_name_of(WireNames *w, PyObject *raw, PyObject *asker, Known *scratch) {
+    const char *text = PyBytes_AS_STRING(raw);
+    Py_ssize_t n = PyBytes_GET_SIZE(raw);
+    uint64_t hash = fnv1a(text, n);
+    Known *found = wire_find(w, text, n, hash);
+    if (found != NULL) return found;
+    PyObject *answer = PyObject_CallMethodOneArg(asker, WIRE_NAME, raw);
+    if (answer == NULL) return NULL;
+    if (!PyTuple_Check(answer) || PyTuple_GET_SIZE(answer) != 2 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(answer, 0))) {
+        Py_DECREF(answer);
+        PyErr_SetString(PyExc_TypeError, "wire_name must give (str, bool)");
         return NULL;
     }
-    PyObject *lines = args[0], *wire = args[1], *verdicts = args[2], *asker = args[3];
+    PyObject *name = PyTuple_GET_ITEM(answer, 0);
+    int secret = PyObject_IsTrue(PyTuple_GET_ITEM(answer, 1));
+    if (secret < 0 || wire_add(w, text, n, hash, name, secret) < 0) {
+        Py_DECREF(answer);
+        return NULL;
+    }
+    found = wire_find(w, text, n, hash);
+    if (found != NULL) {
+        Py_DECREF(answer);
+        return found;
+    }
+    /* not remembered (the table is full): the answer itself, for this header */
+    scratch->name = name;
+    Py_INCREF(name);
+    Py_DECREF(answer);
+    scratch->utf8 = NULL;
+    scratch->utf8_len = 0;
+    scratch->secret = secret;
+    return scratch;
+}
+
+/* lines_object(lines, wire, verdicts, asker, added, tag) */
+static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &WireNamesType) ||
+        !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "lines_object(lines: list, wire: WireNames, verdicts: dict, asker, "
+                        "added, tag)");
+        return NULL;
+    }
+    PyObject *lines = args[0], *verdicts = args[2], *asker = args[3];
+    WireNames *wire = (WireNames *)args[1];
     PyObject *added = args[4], *tag = args[5];
     Headers h;
     headers_init(&h);
@@ -593,30 +908,15 @@ static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_
             PyErr_SetString(PyExc_TypeError, "lines must be bytes");
             goto done;
         }
-        PyObject *known = PyDict_GetItemWithError(wire, raw);
-        if (known != NULL) {
-            Py_INCREF(known);
-        } else {
-            if (PyErr_Occurred()) goto done;
-            known = PyObject_CallMethodOneArg(asker, WIRE_NAME, raw);
-            if (known == NULL) goto done;
-        }
-        if (!PyTuple_Check(known) || PyTuple_GET_SIZE(known) != 2 ||
-            !PyUnicode_Check(PyTuple_GET_ITEM(known, 0))) {
-            Py_DECREF(known);
-            PyErr_SetString(PyExc_TypeError, "wire_name must give (str, bool)");
+        Known scratch;
+        Known *known = wire_name_of(wire, raw, asker, &scratch);
+        if (known == NULL) goto done;
+        if (known != &scratch) Py_INCREF(known->name); /* (scratch's is a new reference) */
+        const unsigned char *text =
+            known->secret ? NULL : (const unsigned char *)PyBytes_AS_STRING(value);
+        if (headers_add(&h, known->name, known->utf8, known->utf8_len, text,
+                        PyBytes_GET_SIZE(value), 1) < 0)
             goto done;
-        }
-        PyObject *name = PyTuple_GET_ITEM(known, 0);
-        int secret = PyObject_IsTrue(PyTuple_GET_ITEM(known, 1));
-        Py_INCREF(name);
-        Py_DECREF(known);
-        if (secret < 0) {
-            Py_DECREF(name);
-            goto done;
-        }
-        const unsigned char *text = secret ? NULL : (const unsigned char *)PyBytes_AS_STRING(value);
-        if (headers_add(&h, name, text, PyBytes_GET_SIZE(value), 1) < 0) goto done;
     }
     if (added != Py_None && add_pairs(&h, added, verdicts, asker) < 0) goto done;
     if (tag != Py_None) {
@@ -632,6 +932,66 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ stamped lines */
+
+/* stamped_lines(lines, logged_at) */
+static PyObject *stamped_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "stamped_lines(lines: list, logged_at: list)");
+        return NULL;
+    }
+    PyObject *lines = args[0], *logged_at = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(lines);
+    if (PyList_GET_SIZE(logged_at) != n) {
+        PyErr_SetString(PyExc_ValueError, "lines and logged_at must have the same length");
+        return NULL;
+    }
+    /* room for the lines with an escape in four bytes, and each line's stamp and brackets */
+    Py_ssize_t room = 64;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i);
+        if (!PyBytes_Check(line)) {
+            PyErr_SetString(PyExc_TypeError, "lines must be bytes");
+            return NULL;
+        }
+        Py_ssize_t size = PyBytes_GET_SIZE(line);
+        if (size > (PY_SSIZE_T_MAX - room) / 2 - 64) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        room += size + size / 4 + 40;
+    }
+    Buf b;
+    if (buf_init_owned(&b, room) < 0) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i);
+        double seconds = PyFloat_AsDouble(PyList_GET_ITEM(logged_at, i));
+        if (seconds == -1.0 && PyErr_Occurred()) goto fail;
+        double nanos = seconds * 1000000000.0;
+        if (!(nanos > -9.2e18 && nanos < 9.2e18)) {
+            PyErr_SetString(PyExc_ValueError, "a time out of range");
+            goto fail;
+        }
+        long long whole = (long long)nanos; /* truncated toward zero, as int() */
+        char digits[26];
+        unsigned long long u = whole < 0 ? 0ULL - (unsigned long long)whole : (unsigned long long)whole;
+        int at = digits_of(u, digits + 2) + 2;
+        if (whole < 0) digits[--at] = '-';
+        digits[--at] = '"';
+        digits[--at] = '[';
+        if ((i && buf_byte(&b, ',') < 0) || buf_put(&b, digits + at, 26 - at) < 0 ||
+            buf_put(&b, "\",", 2) < 0 ||
+            put_utf8_string(&b, (const unsigned char *)PyBytes_AS_STRING(line),
+                            PyBytes_GET_SIZE(line)) < 0 ||
+            buf_byte(&b, ']') < 0)
+            goto fail;
+    }
+    return bytes_of(&b);
+fail:
+    buf_free(&b);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ the module */
 
 static PyMethodDef METHODS[] = {
@@ -641,7 +1001,10 @@ static PyMethodDef METHODS[] = {
      "pairs_object(pairs, verdicts, asker): headers as a JSON object."},
     {"lines_object", (PyCFunction)(void (*)(void))lines_object, METH_FASTCALL,
      "lines_object(lines, wire, verdicts, asker, added, tag): a relayed head as a "
-     "JSON object."},
+     "JSON object (wire: a WireNames)."},
+    {"stamped_lines", (PyCFunction)(void (*)(void))stamped_lines, METH_FASTCALL,
+     "stamped_lines(lines, logged_at): each line as a JSON string beside its time in "
+     "nanoseconds, as JSON arrays joined by commas."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -655,8 +1018,15 @@ PyMODINIT_FUNC PyInit_jsonline(void) {
     SECRET = PyUnicode_InternFromString("secret");
     WIRE_NAME = PyUnicode_InternFromString("wire_name");
     if (SECRET == NULL || WIRE_NAME == NULL) return NULL;
+    if (PyType_Ready(&WireNamesType) < 0) return NULL;
     PyObject *module = PyModule_Create(&MODULE);
     if (module == NULL) return NULL;
+    Py_INCREF(&WireNamesType);
+    if (PyModule_AddObject(module, "WireNames", (PyObject *)&WireNamesType) < 0) {
+        Py_DECREF(&WireNamesType);
+        Py_DECREF(module);
+        return NULL;
+    }
     if (PyModule_AddStringConstant(module, "REDACTED", "[REDACTED]") < 0) {
         Py_DECREF(module);
         return NULL;

@@ -37,8 +37,27 @@ class Verdicts(Protocol):
 
     def wire_name(self, raw: bytes) -> tuple[str, bool]:
         """A node's header name as it came: its lower-cased name and whether it is a
-        credential; remembered in the dict given beside it."""
+        credential (the :class:`WireNames` given beside it remembers the answer)."""
         ...
+
+
+class WireNames:
+    """What :func:`lines_object` learnt of a node's header names as they came on the wire:
+    raw bytes → (lower-cased name, whether it is a credential), at most ``limit`` of them
+    (the names are the node's: bounded all the same). The C module's is a table of its own
+    (hashing the raw bytes of every header of every answer for a dict was most of the cost of
+    a relayed head); this one is a dict."""
+
+    __slots__ = ("known", "limit")
+
+    def __init__(self, limit: int) -> None:
+        if not 0 <= limit <= 2**29:
+            raise ValueError("limit out of range")
+        self.known: dict[bytes, tuple[str, bool]] = {}
+        self.limit = limit
+
+    def __len__(self) -> int:
+        return len(self.known)
 
 
 def _value(value: object) -> str:
@@ -111,7 +130,7 @@ def pairs_object(pairs: list[tuple[str, str]], verdicts: dict[str, bool], asker:
 
 def lines_object(
     lines: list[bytes],
-    wire: dict[bytes, tuple[str, bool]],
+    wire: WireNames,
     verdicts: dict[str, bool],
     asker: Verdicts,
     added: list[tuple[str, str]] | None,
@@ -120,15 +139,19 @@ def lines_object(
     """A head relayed as it came, as a JSON object: the node's header lines (name, ``": "``,
     value, CRLF, as ``Connection.lines`` keeps them; values latin-1), then ``added`` (the
     headers a plugin set), then ``tag`` (the request id's header, if sent). ``wire``: the
-    node's names already met (``asker.wire_name`` reads the others)."""
+    node's names already met (``asker.wire_name`` reads the others; ``wire`` keeps them)."""
     if len(lines) % 4:
         raise ValueError("lines come four to a header")
     pairs: list[tuple[str, str]] = []
     for i in range(0, len(lines), 4):
         raw = lines[i]
-        known = wire.get(raw)
+        known = wire.known.get(raw)
         if known is None:
             known = asker.wire_name(raw)
+            if not isinstance(known, tuple) or len(known) != 2 or not isinstance(known[0], str):
+                raise TypeError("wire_name must give (str, bool)")
+            if len(wire.known) < wire.limit:
+                wire.known[raw] = known
         name, secret = known
         pairs.append((name, REDACTED if secret else lines[i + 2].decode("latin-1")))
     if added:
@@ -138,3 +161,22 @@ def lines_object(
             raise TypeError("tag must be a (name, value) tuple or None")
         pairs.extend(_redacted([tag], verdicts, asker))
     return _write(pairs)
+
+
+def stamped_lines(lines: list[bytes], logged_at: list[float]) -> bytes:
+    """Each line (a UTF-8 JSON text, as the encoder writes entries) as a JSON string beside
+    its time in nanoseconds since the epoch (``int(seconds * 1e9)``, as a JSON string), as
+    JSON arrays joined by commas: ``["1700000000000000000","{\\"request\\":...}"],...``
+    (the values of a Loki stream: aggregator-logger's push, written in one call where
+    orjson needed each line decoded and each stamp formatted first)."""
+    if len(lines) != len(logged_at):
+        raise ValueError("lines and logged_at must have the same length")
+    out = []
+    for line, at in zip(lines, logged_at, strict=True):
+        if not isinstance(line, bytes):
+            raise TypeError("lines must be bytes")
+        nanos = at * 1_000_000_000
+        if not -9.2e18 < nanos < 9.2e18:
+            raise ValueError("a time out of range")
+        out.append(f'["{int(nanos)}",{_quote(line.decode())}]')
+    return ",".join(out).encode()
