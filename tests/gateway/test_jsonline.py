@@ -7,10 +7,8 @@ The C module is the one of the current native build (``make native``); where the
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -21,35 +19,12 @@ from hypothesis import strategies as st
 
 from portico import native
 from portico.gateway.telemetry import jsonline as loaded
+from tests.support.c_modules import implementations
 
 MODULE = "portico.gateway.telemetry.jsonline"
 
 
-def _from(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REFERENCE = _from(native.source_of(MODULE), "jsonline_reference")
-
-
-def _c_module() -> ModuleType | None:
-    if native.compiled(loaded):
-        return loaded
-    directory = native.build_dir()
-    if not native.current(directory):
-        return None
-    found = list(directory.joinpath(*MODULE.split(".")[:-1]).glob("jsonline.*.so"))
-    return _from(found[0], MODULE) if found else None
-
-
-C = _c_module()
-IMPLEMENTATIONS = [pytest.param(REFERENCE, id="python")]
-if C is not None:
-    IMPLEMENTATIONS.append(pytest.param(C, id="c"))
+REFERENCE, C, IMPLEMENTATIONS = implementations(MODULE)
 
 # every character, the ones JSON escapes and the edges of UTF-8 most often
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(

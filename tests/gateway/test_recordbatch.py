@@ -6,8 +6,6 @@ build (``make native``); where there is none, the reference alone is checked."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -18,35 +16,12 @@ from hypothesis import strategies as st
 
 from portico import native
 from portico.gateway.telemetry import recordbatch as loaded
+from tests.support.c_modules import implementations
 
 MODULE = "portico.gateway.telemetry.recordbatch"
 
 
-def _from(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REFERENCE = _from(native.source_of(MODULE), "recordbatch_reference")
-
-
-def _c_module() -> ModuleType | None:
-    if native.compiled(loaded):
-        return loaded
-    directory = native.build_dir()
-    if not native.current(directory):
-        return None
-    found = list(directory.joinpath(*MODULE.split(".")[:-1]).glob("recordbatch.*.so"))
-    return _from(found[0], MODULE) if found else None
-
-
-C = _c_module()
-IMPLEMENTATIONS = [pytest.param(REFERENCE, id="python")]
-if C is not None:
-    IMPLEMENTATIONS.append(pytest.param(C, id="c"))
+REFERENCE, C, IMPLEMENTATIONS = implementations(MODULE)
 
 
 def by_aiokafka(

@@ -10,8 +10,6 @@ still run.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -25,36 +23,13 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 from portico import native
 from portico.gateway.plugins.trace_export import wire as loaded
+from tests.support.c_modules import implementations
 
 MODULE = "portico.gateway.plugins.trace_export.wire"
 KNOWN = {"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
 
 
-def _from(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REFERENCE = _from(native.source_of(MODULE), "trace_export_wire_reference")
-
-
-def _c_module() -> ModuleType | None:
-    if native.compiled(loaded):
-        return loaded
-    directory = native.build_dir()
-    if not native.current(directory):
-        return None
-    found = list(directory.joinpath(*MODULE.split(".")[:-1]).glob("wire.*.so"))
-    return _from(found[0], MODULE) if found else None
-
-
-C = _c_module()
-IMPLEMENTATIONS = [pytest.param(REFERENCE, id="python")]
-if C is not None:
-    IMPLEMENTATIONS.append(pytest.param(C, id="c"))
+REFERENCE, C, IMPLEMENTATIONS = implementations(MODULE)
 
 HEX = "0123456789abcdef"
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(

@@ -10,9 +10,7 @@ The C module is the one of the current native build (``make native``); where the
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -20,8 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portico import native
-from portico.gateway.plugins import _xml_json as loaded
 from portico.gateway.plugins._xml_mapping import (
     CAMEL,
     PASCAL,
@@ -31,36 +27,13 @@ from portico.gateway.plugins._xml_mapping import (
     MalformedXml,
     SoapFault,
 )
+from tests.support.c_modules import implementations
 from tests.support.soapservice import RAW
 
 MODULE = "portico.gateway.plugins._xml_json"
 
 
-def _from(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REFERENCE = _from(native.source_of(MODULE), "xml_json_reference")
-
-
-def _c_module() -> ModuleType | None:
-    if native.compiled(loaded):
-        return loaded
-    directory = native.build_dir()
-    if not native.current(directory):
-        return None
-    found = list(directory.joinpath(*MODULE.split(".")[:-1]).glob("_xml_json.*.so"))
-    return _from(found[0], MODULE) if found else None
-
-
-C = _c_module()
-IMPLEMENTATIONS = [pytest.param(REFERENCE, id="python")]
-if C is not None:
-    IMPLEMENTATIONS.append(pytest.param(C, id="c"))
+REFERENCE, C, IMPLEMENTATIONS = implementations(MODULE)
 needs_c = pytest.mark.skipif(C is None, reason="no current native build (make native)")
 
 
