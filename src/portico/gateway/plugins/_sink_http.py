@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, cast
 from urllib.parse import quote, urlencode, urlsplit
 
 import httptools
@@ -65,8 +65,9 @@ class _Connection(asyncio.Protocol):
 
     # -- asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a cast, not an isinstance check: uvloop's TCP transport (the gateway's loop) is
+        # not a subclass of asyncio.Transport, though it is one in all but name
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self._answered = True
