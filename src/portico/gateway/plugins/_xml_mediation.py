@@ -21,7 +21,7 @@ Errors are ``application/problem+json`` documents whose ``type`` is
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol
 
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.context import ResponseHeaders as Headers
@@ -142,6 +142,35 @@ def accept_ranges(accept: str) -> list[tuple[str, float]]:
     return out
 
 
+class MediationSettings(Protocol):
+    """What :class:`Mediation` reads of either plugin's configuration (``JsonToXmlConfig``,
+    ``XmlToJsonConfig``), once, when the route's chain is built."""
+
+    @property
+    def transform_request(self) -> bool: ...
+
+    @property
+    def request_content_types(self) -> list[str]: ...
+
+    @property
+    def transform_response(self) -> bool: ...
+
+    @property
+    def content_types(self) -> list[str]: ...
+
+    @property
+    def property_naming(self) -> str: ...
+
+    @property
+    def array_item_name(self) -> str: ...
+
+    @property
+    def root_element_name(self) -> str: ...
+
+    @property
+    def max_body_size(self) -> int: ...
+
+
 class Mediation(BasePluginRuntime):
     """One attachment of xml-to-json (``XML_TO_JSON``) or json-to-xml (``JSON_TO_XML``),
     its settings read once (see the module docstring)."""
@@ -149,22 +178,15 @@ class Mediation(BasePluginRuntime):
     def __init__(
         self,
         direction: int,
-        transform_request: bool,
-        request_types: list[str],
-        transform_response: bool,
-        answer_types: list[str],
-        style: int,
-        item: str,
-        root: str,
-        limit: int,
+        settings: MediationSettings,
         soap_namespace: str,
         soap_action: str | None,
     ) -> None:
         self.direction = direction
-        self.transform_request = transform_request
-        self.request_types = frozenset(media_type(t) for t in request_types)
-        self.transform_response = transform_response
-        types = [media_type(t) for t in answer_types]
+        self.transform_request = settings.transform_request
+        self.request_types = frozenset(media_type(t) for t in settings.request_content_types)
+        self.transform_response = settings.transform_response
+        types = [media_type(t) for t in settings.content_types]
         if soap_namespace and direction == XML_TO_JSON:  # the envelope's own type too
             envelope = "text/xml" if soap_namespace == _SOAP11 else SOAP12_TYPE
             if envelope not in types:
@@ -177,10 +199,10 @@ class Mediation(BasePluginRuntime):
         self.others: tuple[str, ...] = tuple(sorted(self.answer_types))
         #: what the upstream is asked for when the answer is to be converted
         self.upstream_accept = ", ".join(types)
-        self.style = style
-        self.item = item
-        self.root = root
-        self.limit = limit
+        self.style = style_of(settings.property_naming)
+        self.item = settings.array_item_name
+        self.root = settings.root_element_name
+        self.limit = settings.max_body_size
         self.soap = soap_namespace
         self.soap_action = soap_action
         self.decisions: dict[str, str] = {}

@@ -8,35 +8,11 @@ from typing import Protocol
 
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._xml_mapping import SOAP11_NS, SOAP12_NS
-from portico.gateway.plugins._xml_mediation import XML_TO_JSON, Mediation, style_of
+from portico.gateway.plugins._xml_mediation import XML_TO_JSON, Mediation, MediationSettings
 
 
-class XmlToJsonSettings(Protocol):
-    """What the runtime reads of ``config.XmlToJsonConfig``."""
-
-    @property
-    def transform_request(self) -> bool: ...
-
-    @property
-    def request_content_types(self) -> list[str]: ...
-
-    @property
-    def transform_response(self) -> bool: ...
-
-    @property
-    def content_types(self) -> list[str]: ...
-
-    @property
-    def property_naming(self) -> str: ...
-
-    @property
-    def array_item_name(self) -> str: ...
-
-    @property
-    def root_element_name(self) -> str: ...
-
-    @property
-    def max_body_size(self) -> int: ...
+class XmlToJsonSettings(MediationSettings, Protocol):
+    """What the runtime reads of ``config.XmlToJsonConfig``: the shared settings and SOAP's."""
 
     @property
     def soap_version(self) -> str: ...
@@ -50,14 +26,7 @@ class XmlToJsonRuntime(Mediation):
         version = config.soap_version
         super().__init__(
             XML_TO_JSON,
-            config.transform_request,
-            config.request_content_types,
-            config.transform_response,
-            config.content_types,
-            style_of(config.property_naming),
-            config.array_item_name,
-            config.root_element_name,
-            config.max_body_size,
+            config,
             SOAP11_NS if version == "1.1" else SOAP12_NS if version == "1.2" else "",
             config.soap_action,
         )
