@@ -9,13 +9,10 @@ receives (a body that is not JSON → 400) and answers ``{"received": <it>, "con
 from __future__ import annotations
 
 import json
-import threading
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from .http_body import write_body
+from .recording_http import QuietHandler, RecordingService, write_body
 
 DOCUMENTS: dict[str, str] = {
     "order": json.dumps(
@@ -37,48 +34,15 @@ DOCUMENTS: dict[str, str] = {
 }
 
 
-@dataclass
-class Received:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-class JsonService:
+class JsonService(RecordingService):
     def __init__(self) -> None:
-        self.received: list[Received] = []
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,))
-        self._thread.daemon = True
-
-    def __enter__(self) -> JsonService:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+        super().__init__(_handler)
 
 
 def _handler(service: JsonService) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _record(self) -> tuple[dict[str, str], bytes]:
-            length = int(self.headers.get("content-length") or 0)
-            body = self.rfile.read(length) if length else b""
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            service.received.append(Received(self.command, self.path, headers, body))
-            return headers, body
-
-        def do_POST(self) -> None:
-            headers, body = self._record()
+    class Handler(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802  (http.server's name)
+            headers, body = service.record(self)
             try:
                 document = json.loads(body)
             except ValueError:
@@ -87,8 +51,8 @@ def _handler(service: JsonService) -> type[BaseHTTPRequestHandler]:
             answer = {"received": document, "contentType": headers.get("content-type")}
             self._send(200, json.dumps(answer).encode())
 
-        def do_GET(self) -> None:
-            self._record()
+        def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+            service.record(self)
             parts = urlsplit(self.path)
             name = parts.path.removeprefix("/json/")
             if name not in DOCUMENTS:
@@ -103,8 +67,5 @@ def _handler(service: JsonService) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("content-type", "application/json")
             write_body(self, body, chunked=chunked)
-
-        def log_message(self, *args: Any) -> None:
-            return
 
     return Handler

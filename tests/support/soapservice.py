@@ -20,14 +20,11 @@ one with an external entity, billion laughs, a large one; ``?chunked=1`` sends i
 from __future__ import annotations
 
 import gzip
-import threading
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from .http_body import write_body
+from .recording_http import QuietHandler, RecordingService, write_body
 
 SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/"
 QUOTES = "urn:example:quotes"
@@ -70,14 +67,6 @@ RAW: dict[str, str] = {
     f'<Hello xmlns="{QUOTES}">world</Hello></soap:Body></soap:Envelope>',
     "soap-no-body": f'<soap:Envelope xmlns:soap="{SOAP11}"><soap:Header/></soap:Envelope>',
 }
-
-
-@dataclass
-class Received:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
 
 
 def quote_xml(symbol: str, index: int = 0) -> str:
@@ -140,44 +129,19 @@ def soap_answer(headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
     return 500, fault("Client", f"unknown operation {name}")
 
 
-class SoapService:
+class SoapService(RecordingService):
     def __init__(self) -> None:
-        self.received: list[Received] = []
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,))
-        self._thread.daemon = True
-
-    def __enter__(self) -> SoapService:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(_handler)
 
     def answer(self, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
         """The SOAP exchange: (status, envelope)."""
         return soap_answer(headers, body)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-
 def _handler(service: SoapService) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _record(self) -> tuple[dict[str, str], bytes]:
-            length = int(self.headers.get("content-length") or 0)
-            body = self.rfile.read(length) if length else b""
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            service.received.append(Received(self.command, self.path, headers, body))
-            return headers, body
-
-        def do_POST(self) -> None:
-            headers, body = self._record()
+    class Handler(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802  (http.server's name)
+            headers, body = service.record(self)
             if urlsplit(self.path).path == "/echo":  # an XML document, parsed, sent back
                 try:
                     ET.fromstring(body)  # noqa: S314  (the gateway under test sent it)
@@ -192,8 +156,8 @@ def _handler(service: SoapService) -> type[BaseHTTPRequestHandler]:
             status, answer = service.answer(headers, body)
             self._send(status, answer, "text/xml; charset=utf-8")
 
-        def do_GET(self) -> None:
-            self._record()
+        def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+            service.record(self)
             parts = urlsplit(self.path)
             query = parse_qs(parts.query)
             name = parts.path.removeprefix("/raw/")
@@ -218,8 +182,5 @@ def _handler(service: SoapService) -> type[BaseHTTPRequestHandler]:
                 self.send_header("content-encoding", encoding)
             self.send_header("etag", '"soap-1"')
             write_body(self, body, chunked=chunked)
-
-        def log_message(self, *args: Any) -> None:
-            return
 
     return Handler
