@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Index, String, Text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,6 +20,9 @@ from portico.core.clock import utcnow
 from portico.core.db.base import Base, IdMixin
 from portico.core.db.types import UTCDateTime, json_type
 from portico.core.logging import redact
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,18 @@ class Actor:
     @classmethod
     def system(cls, label: str = "system") -> Actor:
         return cls(id=None, email=None, kind=label)
+
+    @classmethod
+    def anonymous(cls, request: Request) -> Actor:
+        """The caller of an operation that needs no sign-in, before it has proven who it is:
+        only where it called from (the request id and client address the middleware set)."""
+        return cls(
+            id=None,
+            email=None,
+            kind="anonymous",
+            request_id=getattr(request.state, "request_id", None),
+            ip=getattr(request.state, "client_ip", None),
+        )
 
 
 class AuditEntry(IdMixin, Base):

@@ -46,17 +46,6 @@ class Developer:
         return Actor(id=self.user.id, email=self.user.email, request_id=self.request_id, ip=self.ip)
 
 
-def anonymous_actor(request: Request) -> Actor:
-    """The caller of an operation that needs no sign-in, before it has proven who it is."""
-    return Actor(
-        id=None,
-        email=None,
-        kind="anonymous",
-        request_id=getattr(request.state, "request_id", None),
-        ip=getattr(request.state, "client_ip", None),
-    )
-
-
 def _bearer(request: Request) -> str | None:
     header = request.headers.get("authorization")
     if header is None:

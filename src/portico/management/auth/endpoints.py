@@ -19,16 +19,6 @@ from portico.management.auth.schemas import (
 router = APIRouter(tags=["auth"])
 
 
-def _anonymous_actor(request: Request) -> Actor:
-    return Actor(
-        id=None,
-        email=None,
-        kind="anonymous",
-        request_id=getattr(request.state, "request_id", None),
-        ip=getattr(request.state, "client_ip", None),
-    )
-
-
 @router.post(
     "/api/auth/login",
     response_model=TokenResponse,
@@ -42,7 +32,7 @@ async def login(body: LoginRequest, request: Request, session: SessionDep) -> To
         refresh=state.refresh_tokens,
         email=body.email,
         password=body.password,
-        actor=_anonymous_actor(request),
+        actor=Actor.anonymous(request),
         clock=state.clock,
     )
 
@@ -80,7 +70,7 @@ async def accept_invitation(
         raw_token=body.token,
         password=body.password,
         display_name=body.display_name,
-        actor=_anonymous_actor(request),
+        actor=Actor.anonymous(request),
         clock=state.clock,
     )
 

@@ -56,16 +56,6 @@ def _ids(org_id: str, idp_id: str) -> tuple[uuid.UUID, uuid.UUID]:
         raise ConfigurationNotFound(idp_id) from None
 
 
-def _actor(request: Request) -> Actor:
-    return Actor(
-        id=None,
-        email=None,
-        kind="anonymous",
-        request_id=getattr(request.state, "request_id", None),
-        ip=getattr(request.state, "client_ip", None),
-    )
-
-
 @router.get("/api/auth/identity-providers", response_model=SignInOptions)
 async def list_sign_in_options(request: Request, session: SessionDep) -> SignInOptions:
     """Every active identity-provider configuration of the installation (public: the sign-in
@@ -218,7 +208,7 @@ async def consume_saml_response(
             raw_id=idpId,
             saml_response=saml_response if isinstance(saml_response, str) else None,
             relay_state=relay_state if isinstance(relay_state, str) else None,
-            actor=_actor(request),
+            actor=Actor.anonymous(request),
         )
     except PorticoError as error:
         if not _wants_html(request):

@@ -35,17 +35,6 @@ def _problems(unauthorized: str, limit: str) -> dict[int | str, dict[str, Any]]:
     }
 
 
-def _anonymous(request: Request) -> Actor:
-    """The caller of a token endpoint, before it has proven who it is."""
-    return Actor(
-        id=None,
-        email=None,
-        kind="anonymous",
-        request_id=getattr(request.state, "request_id", None),
-        ip=getattr(request.state, "client_ip", None),
-    )
-
-
 def _no_store(response: Response) -> None:
     response.headers["Cache-Control"] = "no-store"
     response.headers["Pragma"] = "no-cache"
@@ -74,7 +63,7 @@ async def create_token(
             refresh_tokens=state.refresh_tokens,
             code=body.saml_code,
             verifier=body.code_verifier,
-            actor=_anonymous(request),
+            actor=Actor.anonymous(request),
             clock=state.clock,
         )
         _no_store(response)
@@ -86,7 +75,7 @@ async def create_token(
         refresh_tokens=state.refresh_tokens,
         email=body.email,
         password=body.password,
-        actor=_anonymous(request),
+        actor=Actor.anonymous(request),
         clock=state.clock,
     )
     _no_store(response)
@@ -113,7 +102,7 @@ async def refresh_token(
         id_tokens=state.id_tokens,
         refresh_tokens=state.refresh_tokens,
         raw_refresh_token=body.refresh_token,
-        actor=_anonymous(request),
+        actor=Actor.anonymous(request),
     )
     _no_store(response)
     return Envelope(data=tokens)

@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
+from portico.core.audit import Actor
 from portico.core.db.session import SessionDep
 from portico.core.envelope import Envelope
 from portico.marketplace.public import (
@@ -26,7 +27,6 @@ from portico.marketplace.public import (
     ensure_issuance_enabled,
     rate_limited,
 )
-from portico.portal.access import anonymous_actor
 
 router = APIRouter(tags=["authentication"])
 
@@ -72,7 +72,7 @@ async def create_token(
         session,
         email=body.email,
         password=body.password,
-        actor=anonymous_actor(request),
+        actor=Actor.anonymous(request),
         clock=request.app.state.clock,
     )
     _no_store(response)
@@ -94,7 +94,7 @@ async def refresh_token(
 ) -> Envelope[TokenRead]:
     """Exchange a refresh token for a new ID token and the refresh token's successor."""
     tokens = await _issuer(request).refresh(
-        session, refresh_token=body.refresh_token, actor=anonymous_actor(request)
+        session, refresh_token=body.refresh_token, actor=Actor.anonymous(request)
     )
     _no_store(response)
     return Envelope(data=tokens)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from portico.core.audit import Actor
 from portico.core.db.session import SessionDep
 from portico.core.envelope import Envelope
 from portico.core.openapi import problems
@@ -21,7 +22,7 @@ from portico.marketplace.public import (
     accept_invitation,
     enforce_rate_limit,
 )
-from portico.portal.access import OptionalDeveloperDep, anonymous_actor
+from portico.portal.access import OptionalDeveloperDep
 from portico.portal.invitation.schemas import InvitationAccept
 from portico.portal.openapi import OPTIONAL_SECURITY
 
@@ -65,7 +66,7 @@ async def accept_organisation_invitation(
         password=body.password,
         display_name=body.display_name,
         signed_in=None if developer is None else developer.id,
-        actor=anonymous_actor(request),
+        actor=Actor.anonymous(request),
         clock=request.app.state.clock,
     )
     return Envelope[InvitationAccepted](data=accepted)

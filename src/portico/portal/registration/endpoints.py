@@ -37,13 +37,7 @@ async def create_registration(
     """Register for a portal account. 202 whether or not the address already had one; a new
     account is pending until an administrator approves it, which emails the applicant."""
     await enforce_rate_limit(request, REGISTRATIONS)
-    actor = Actor(
-        id=None,
-        email=None,
-        kind="anonymous",
-        request_id=getattr(request.state, "request_id", None),
-        ip=getattr(request.state, "client_ip", None),
-    )
+    actor = Actor.anonymous(request)
     await registration_service.register(
         session=session, data=body, clock=request.app.state.clock, actor=actor
     )
