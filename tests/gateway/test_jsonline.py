@@ -250,3 +250,145 @@ def test_stamped_lines_refuse_malformed_input(module: ModuleType) -> None:
     assert (
         module.stamped_lines([b'{"a":"\\n"}'], [1.5]) == b'["1500000000","{\\"a\\":\\"\\\\n\\"}"]'
     )
+
+
+# ---------------------------------------------------------------------- EntryBatch
+
+
+def _add(module: ModuleType, batch: Any, asker: Asker, entry: dict[str, Any]) -> int:
+    """Add ``entry`` (what ``ENTRIES`` draws) to ``batch`` as log_entry does: the request's
+    headers and the answer's (pairs, wire lines or none) where their markers stand."""
+    pieces = (b'{"a":', b',"request":', b',"b":', b',"response":', b"}")
+    values = (entry["a"], module.REQUEST_HEADERS, entry["b"], module.RESPONSE_HEADERS)
+    lines: list[bytes] | None = None
+    if entry["lines"] is not None:
+        lines = []
+        for name, value in entry["lines"]:
+            lines += [name.title().encode(), b": ", value, b"\r\n"]
+    return batch.add(
+        pieces,
+        entry["at"],
+        asker.verdicts,
+        asker,
+        entry["request"],
+        entry["response"],
+        lines,
+        asker.wire,
+        entry["added"],
+        entry["tag"],
+        *values,
+    )
+
+
+ENTRIES = st.fixed_dictionaries(
+    {
+        "a": VALUES,
+        "b": TEXT,
+        "at": st.floats(min_value=0, max_value=4e9),
+        "request": st.lists(st.tuples(NAMES, TEXT), max_size=6),
+        "response": st.none() | st.lists(st.tuples(NAMES, TEXT), max_size=6),
+        "lines": st.none() | st.lists(st.tuples(NAMES, HEADER_VALUES), max_size=6),
+        "added": st.none() | st.lists(st.tuples(NAMES, TEXT), max_size=2),
+        "tag": st.none() | st.tuples(NAMES, st.text("0123456789abcdef", min_size=1, max_size=8)),
+    }
+)
+
+
+def _expected_line(module: ModuleType, entry: dict[str, Any]) -> bytes:
+    """The entry as render, pairs_object and lines_object write it, one call each."""
+    asker = Asker(module)
+    request = module.pairs_object(entry["request"], asker.verdicts, asker)
+    if entry["response"] is not None:
+        response = module.pairs_object(entry["response"], asker.verdicts, asker)
+    elif entry["lines"] is not None:
+        lines: list[bytes] = []
+        for name, value in entry["lines"]:
+            lines += [name.title().encode(), b": ", value, b"\r\n"]
+        response = module.lines_object(
+            lines, asker.wire, asker.verdicts, asker, entry["added"], entry["tag"]
+        )
+    else:
+        response = b"{}"
+    pieces = [b'{"a":', b',"request":', b',"b":', b',"response":', b"}"]
+    return module.render(pieces, [entry["a"], request, entry["b"], response])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    entries=st.lists(ENTRIES, max_size=6),
+    between=st.sampled_from([b",", b"\n", b"", b'\n{"create":{}}\n']),
+    expected=st.sampled_from([0, 1, 3, 1000]),
+)
+def test_an_entry_batch_holds_what_render_writes(
+    entries: list[dict[str, Any]], between: bytes, expected: int
+) -> None:
+    written = []
+    for module in (REFERENCE, C) if C is not None else (REFERENCE,):
+        batch = module.EntryBatch(between, expected)
+        asker = Asker(module)
+        sizes = [_add(module, batch, asker, entry) for entry in entries]
+        lines = [_expected_line(module, entry) for entry in entries]
+        assert len(batch) == len(entries)
+        assert batch.lines() == lines
+        assert bytes(batch.view()) == between.join(lines)
+        assert sum(sizes) == len(between.join(lines))  # what each add said it took
+        assert batch.logged_at() == [float(entry["at"]) for entry in entries]
+        assert batch.stamped() == module.stamped_lines(lines, batch.logged_at())
+        for line in lines:
+            json.loads(line)
+        written.append(bytes(batch.view()))
+    assert len(set(written)) == 1  # the C module's bytes are the reference's
+
+
+@pytest.mark.parametrize("module", IMPLEMENTATIONS)
+def test_a_failed_entry_leaves_nothing_behind(module: ModuleType) -> None:
+    batch = module.EntryBatch(b",", 10)
+    asker = Asker(module)
+    entry = {
+        "a": 1,
+        "b": "x",
+        "at": 1.5,
+        "request": [("host", "h")],
+        "response": None,
+        "lines": None,
+        "added": None,
+        "tag": None,
+    }
+    _add(module, batch, asker, entry)
+    for broken in (
+        {**entry, "a": object()},  # no JSON for it
+        {**entry, "b": "\ud800"},  # a lone surrogate: no UTF-8
+        {**entry, "request": [("host", 1)]},
+        {**entry, "lines": [("host", b"v")], "tag": "x-request-id"},
+    ):
+        with pytest.raises((TypeError, ValueError, UnicodeEncodeError)):
+            _add(module, batch, asker, broken)
+    assert batch.lines() == [_expected_line(module, entry)]
+    assert bytes(batch.view()) == _expected_line(module, entry)
+    assert batch.logged_at() == [1.5]
+    with pytest.raises(ValueError, match="one piece more than values"):
+        batch.add((b"{}",), 1.0, {}, asker, [], None, None, asker.wire, None, None, 1)
+
+
+def test_a_batch_being_read_takes_no_more_entries() -> None:
+    if C is None:
+        pytest.skip("no current native build")
+    batch = C.EntryBatch(b",")
+    asker = Asker(C)
+    entry = {
+        "a": 1,
+        "b": "x",
+        "at": 1.0,
+        "request": [],
+        "response": None,
+        "lines": None,
+        "added": None,
+        "tag": None,
+    }
+    _add(C, batch, asker, entry)
+    view = batch.view()  # its buffer, not a copy: it must not move while read
+    with pytest.raises(BufferError):
+        _add(C, batch, asker, entry)
+    view.release()
+    _add(C, batch, asker, entry)
+    assert len(batch) == 2

@@ -20,10 +20,10 @@ from pydantic import Field
 
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins.base import PluginConfig
-from portico.gateway.telemetry.batch import BatchProcessor
+from portico.gateway.telemetry.batch import Batch, Batcher
 from portico.gateway.telemetry.metrics import GatewayMetrics
 
-T = TypeVar("T")
+B = TypeVar("B", bound=Batch)
 
 
 class BatchingConfig(PluginConfig):
@@ -67,22 +67,25 @@ def batch_processor(
     plugin: str,
     config: BatchingConfig,
     services: RuntimeServices,
-    send: Callable[[list[T]], Awaitable[None]],
+    send: Callable[[B], Awaitable[None]],
+    new_batch: Callable[[], B],
     *,
     close_grace: float = 5.0,
-) -> BatchProcessor[T]:
+) -> Batcher[B]:
     """The logger's processor for this configuration, shared across config swaps: the same
     configuration (on any route, in any snapshot) keeps the same batch, so a deploy does not
     lose entries waiting to be sent. Its drops are counted in the gateway's metrics. ``send``
-    is used only if the processor is new: it must capture nothing snapshot-specific."""
+    and ``new_batch`` are used only if the processor is new: they must capture nothing
+    snapshot-specific."""
     metrics = services.shared("metrics", "", GatewayMetrics)
     return services.shared(
         "batch",
         config_key(plugin, config),
-        lambda: BatchProcessor(
+        lambda: Batcher(
             plugin,
             config,
             send,
+            new_batch,
             dropped=metrics.dropped_counter(plugin),
             close_grace=close_grace,
         ),

@@ -30,8 +30,8 @@ from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig, batch_processor, config_key
 from portico.gateway.plugins._sink_http import AnswerError, SinkClient
 from portico.gateway.telemetry.batch import BatchFailed
-from portico.gateway.telemetry.log_entry import Built as Built  # the sinks' input
-from portico.gateway.telemetry.log_entry import EntryEncoder, LogPhases, built
+from portico.gateway.telemetry.log_entry import EntryBatch as EntryBatch  # the sinks' input
+from portico.gateway.telemetry.log_entry import EntryEncoder, LogPhases
 
 #: how much of a sink's answer is read (Elasticsearch's bulk answer names every document)
 MAX_ANSWER_BYTES: Final = 32 * 1024 * 1024
@@ -43,31 +43,17 @@ def encode_json(value: Any) -> bytes:
     return orjson.dumps(value, default=str)
 
 
-Sink = Callable[[Built], Awaitable[None]]
-
-
-def sender(sink: Sink) -> Callable[[list[tuple[bytes, float]]], Awaitable[None]]:
-    """The batch processor's ``send``: the batch's entries (written by each request's log
-    phase) handed to ``sink`` as one :class:`Built`, the same object again on a retry (a sink
-    remembers by it what already took the batch: aggregator-logger's addresses)."""
-    last: list[tuple[list[tuple[bytes, float]], Built]] = []
-
-    async def send(batch: list[tuple[bytes, float]]) -> None:
-        if last and last[0][0] is batch:
-            made = last[0][1]
-        else:
-            made = built(batch)
-            last[:] = [(batch, made)]
-        await sink(made)
-        last.clear()
-
-    return send
+#: sends one batch; a retry gets the same batch again (a sink may remember by it what
+#: already took the batch: aggregator-logger's addresses)
+Sink = Callable[[EntryBatch], Awaitable[None]]
 
 
 class LoggerRuntime(LogPhases):
     """A logger's runtime: its phases are ``log_entry.LogPhases``'s (compiled), its batch the
     processor of its configuration. The request is never affected by the sink: a failed send
-    is retried, then dropped and counted (``portico_log_entries_dropped_total``)."""
+    is retried, then dropped and counted (``portico_log_entries_dropped_total``).
+    ``between``: what the sink sends between two entries of a batch (its batches are
+    written so, and sent as they are: ``EntryBatch.view``)."""
 
     def __init__(
         self,
@@ -76,12 +62,18 @@ class LoggerRuntime(LogPhases):
         services: RuntimeServices,
         sink: Sink,
         *,
+        between: bytes = b"",
         request_body: bool = False,
         response_body: bool = False,
         close_grace: float = 5.0,
     ) -> None:
         encoder = EntryEncoder(services.env_id, services.node_id, request_body, response_body)
-        batch = batch_processor(plugin, config, services, sender(sink), close_grace=close_grace)
+        expected = config.batch_max_size
+
+        def new_batch() -> EntryBatch:
+            return EntryBatch(between, expected)
+
+        batch = batch_processor(plugin, config, services, sink, new_batch, close_grace=close_grace)
         super().__init__(batch, encoder, services.now)
 
 
@@ -103,7 +95,7 @@ class HttpPoster:
     async def post(
         self,
         url: str,
-        body: Sequence[bytes],
+        body: Sequence[bytes | memoryview],
         headers: Mapping[str, str],
         seconds: float,
         *,

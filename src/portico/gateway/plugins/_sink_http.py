@@ -113,7 +113,9 @@ class _Connection(asyncio.Protocol):
         self._finish()
 
     # -- the exchange
-    async def exchange(self, head: bytes, body: Sequence[bytes], limit: int) -> tuple[int, bytes]:
+    async def exchange(
+        self, head: bytes, body: Sequence[bytes | memoryview], limit: int
+    ) -> tuple[int, bytes]:
         """Send ``head`` and ``body`` (its parts, written as they are); the answer's status
         and body."""
         transport = self.transport
@@ -169,7 +171,7 @@ class SinkClient:
     async def post(
         self,
         url: str,
-        body: Sequence[bytes],
+        body: Sequence[bytes | memoryview],
         headers: Mapping[str, str],
         *,
         params: Mapping[str, str] | None = None,

@@ -18,7 +18,7 @@ from pydantic import Field
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig
 from portico.gateway.plugins._log_sink import (
-    Built,
+    EntryBatch,
     HttpPoster,
     LoggerRuntime,
     Sink,
@@ -70,6 +70,7 @@ class HttpLoggerRuntime(LoggerRuntime):
             config,
             services,
             _sink(config, poster),
+            between=b"," if config.concat_method == "json" else b"\n",
             request_body=config.include_req_body,
             response_body=config.include_resp_body,
             close_grace=min(5.0, float(config.timeout)),
@@ -85,11 +86,11 @@ def _sink(config: HttpLoggerConfig, poster: HttpPoster) -> Sink:
     as_array = config.concat_method == "json"
     timeout = float(config.timeout)
 
-    async def send(batch: Built) -> None:
-        lines = batch.lines
-        # the entries joined once, the array's brackets sent around them (not copied with
-        # them: a copy of the batch costs as much as its POST)
-        body = (b"[", b",".join(lines), b"]") if as_array else (b"\n".join(lines),)
+    async def send(batch: EntryBatch) -> None:
+        # the batch's entries were written joined (``between``): its buffer is sent as it
+        # is, the array's brackets around it (a copy of the batch costs as much as its POST)
+        entries = batch.view()
+        body = (b"[", entries, b"]") if as_array else (entries,)
         await poster.post(config.uri, body, headers, timeout)
 
     return send

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig
-from portico.gateway.plugins._log_sink import Built, HttpPoster, LoggerRuntime, Sink
+from portico.gateway.plugins._log_sink import EntryBatch, HttpPoster, LoggerRuntime, Sink
 from portico.gateway.plugins.base import Category, HttpUrl, PluginSpec
 from portico.gateway.telemetry.batch import BatchFailed
 
@@ -98,9 +98,16 @@ class SearchLoggerRuntime(LoggerRuntime):
             config,
             services,
             _sink(config, poster),
+            between=b"\n" + _action(config) + b"\n",  # an entry's line, then the next's action
             close_grace=min(5.0, float(config.timeout)),
         )
         poster.shared(services, PLUGIN.name, config)
+
+
+def _action(config: SearchLoggerConfig) -> bytes:
+    """The action line before each entry: "create", an append-only write, which data
+    streams (the usual home of logs) require."""
+    return json.dumps({"create": {"_index": config.field.index}}).encode()
 
 
 def _sink(config: SearchLoggerConfig, poster: HttpPoster) -> Sink:
@@ -109,15 +116,13 @@ def _sink(config: SearchLoggerConfig, poster: HttpPoster) -> Sink:
     if config.auth is not None:
         pair = f"{config.auth.username}:{config.auth.password}".encode()
         headers["authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
-    # "create": an append-only write, which data streams (the usual home of logs) require
-    action = json.dumps({"create": {"_index": config.field.index}}).encode()
+    action = _action(config)
     timeout = float(config.timeout)
 
-    async def send(batch: Built) -> None:
-        pieces: list[bytes] = []
-        for line in batch.lines:
-            pieces.extend((action, line))
-        body = (b"\n".join(pieces), b"\n")  # _bulk wants the last line ended too
+    async def send(batch: EntryBatch) -> None:
+        # the entries were written with the action lines between them (``between``); _bulk
+        # wants the last line ended too
+        body = (action + b"\n", batch.view(), b"\n")
         answer = await poster.post(url, body, headers, timeout)
         refused = bulk_refusal(answer)
         if refused is not None:

@@ -35,7 +35,7 @@ from pydantic import AfterValidator, Field, field_validator
 from portico.gateway.egress import EgressGuard, EgressRefused
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig, config_key
-from portico.gateway.plugins._log_sink import Built, LoggerRuntime
+from portico.gateway.plugins._log_sink import EntryBatch, LoggerRuntime
 from portico.gateway.plugins.base import Category, PluginSpec
 from portico.gateway.telemetry import recordbatch
 from portico.gateway.telemetry.batch import BatchFailed
@@ -206,7 +206,7 @@ class KafkaSink:
             except EgressRefused as error:
                 raise BatchFailed(f"an advertised broker is refused: {error}") from None
 
-    async def __call__(self, batch: Built) -> None:
+    async def __call__(self, batch: EntryBatch) -> None:
         if self._closed:
             raise BatchFailed("the producer is stopped")
         producer = await self.producer()
@@ -218,7 +218,7 @@ class KafkaSink:
         # record batches written whole (``telemetry.recordbatch``, C in the native build) and
         # handed over as they are: aiokafka's builder, a record appended at a time, cost
         # more than writing the entry itself
-        lines, logged_at = batch.lines, batch.logged_at
+        lines, logged_at = batch.lines(), batch.logged_at()
         deliveries: list[tuple[asyncio.Future[Any], int]] = []  # (delivery, entries)
         start = 0
         while start < len(lines):

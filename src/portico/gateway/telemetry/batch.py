@@ -1,8 +1,11 @@
 """The batch processor behind every logger: APISIX's batch-processor semantics.
 
-A logger's log phase calls :meth:`BatchProcessor.push`, which only appends to memory: it
-never waits, never raises and never does I/O, so a slow or dead sink cannot slow a request
-down. One background task per processor seals the open batch when it holds
+A logger's log phase adds its entry to the open batch (:meth:`Batcher.accepting`, then
+:meth:`Batcher.added`; :meth:`BatchProcessor.push` for a batch that is a list), which only
+appends to memory: it never waits, never raises and never does I/O, so a slow or dead sink
+cannot slow a request down. What a batch is, is the caller's: a list of entries
+(:class:`BatchProcessor`), or the loggers' ``jsonline.EntryBatch``, one buffer their entries
+are written into. One background task per processor seals the open batch when it holds
 ``batch_max_size`` entries, when ``inactive_timeout`` seconds passed without a new entry, or
 when its oldest entry is ``buffer_duration`` seconds old, and sends sealed batches one at a
 time (a sink sees at most one request in flight per logger configuration). A failed send is
@@ -10,7 +13,8 @@ retried ``max_retry_count`` times, ``retry_delay`` seconds apart; then the batch
 and its entries are counted (``portico_log_entries_dropped_total``).
 
 Memory is bounded: past :data:`MAX_PENDING_ENTRIES` entries (or one full batch, if bigger) or
-:data:`MAX_PENDING_BYTES` bytes waiting, new entries are dropped and counted — a sink that is
+:data:`MAX_PENDING_BYTES` bytes waiting (the entry that crosses it is the last kept), new
+entries are dropped and counted — a sink that is
 down costs counted losses, not the gateway's memory.
 
 Processors are shared resources (``services.shared("batch", <config hash>, ...)``): a deploy
@@ -29,6 +33,14 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Final, Generic, Protocol, TypeVar
 
+
+class Batch(Protocol):
+    """What a processor needs of a batch: how many entries it holds."""
+
+    def __len__(self) -> int: ...
+
+
+B = TypeVar("B", bound=Batch)
 T = TypeVar("T")
 
 #: (a Final alias: see CONVENTIONS.md "Compiled modules")
@@ -69,18 +81,23 @@ class BatchFailed(Exception):
     exception counts as a failure too, logged by its type only (its text may hold a URL)."""
 
 
-class BatchProcessor(Generic[T]):
+class Batcher(Generic[B]):
+    """The processor over batches of type ``B``, made by ``new_batch``: an entry is added
+    to :meth:`accepting`'s batch, then told with :meth:`added`."""
+
     def __init__(
         self,
         name: str,
         config: BatchSettings,
-        send: Callable[[list[T]], Awaitable[None]],
+        send: Callable[[B], Awaitable[None]],
+        new_batch: Callable[[], B],
         *,
         dropped: Callable[[int], None] | None = None,
         close_grace: float = 5.0,
     ) -> None:
         self.name = name
         self._send = send
+        self._new_batch = new_batch
         self._dropped = dropped
         self._close_grace = close_grace
         self._max_size = config.batch_max_size
@@ -89,11 +106,11 @@ class BatchProcessor(Generic[T]):
         self._retries = config.max_retry_count
         self._retry_delay = float(config.retry_delay)
         self._max_entries = max(MAX_PENDING_ENTRIES, config.batch_max_size)
-        self._batch: list[T] = []
+        self._batch: B = new_batch()
         self._batch_bytes = 0
         self._first = 0.0  # monotonic time of the open batch's oldest entry
         self._last = 0.0  # ... and of its newest
-        self._ready: deque[tuple[list[T], int]] = deque()  # sealed: (entries, bytes)
+        self._ready: deque[tuple[B, int]] = deque()  # sealed: (entries, bytes)
         self.pending = 0  # entries accepted and neither sent nor dropped
         self.pending_bytes = 0
         self.sent = 0  # entries delivered (for tests and status)
@@ -106,38 +123,42 @@ class BatchProcessor(Generic[T]):
 
     # ------------------------------------------------------------------ the log phase
 
-    def push(self, entry: T, size: int = 0) -> None:
-        """Queue ``entry``, which holds ``size`` bytes (for the memory bound); never blocks,
-        never raises (an entry that does not fit is dropped and counted)."""
+    def accepting(self) -> B | None:
+        """The batch to add one entry to, then :meth:`added`; None if the entry must be
+        dropped (it is counted): the processor is closed or too much waits. Never blocks,
+        never raises."""
         if self._closed:
             self._drop(1, "the logger was reconfigured or stopped")
-            return
-        if self.pending >= self._max_entries or self.pending_bytes + size > MAX_PENDING_BYTES:
-            if self._batch:  # make room as soon as the sink allows
+            return None
+        if self.pending >= self._max_entries or self.pending_bytes >= MAX_PENDING_BYTES:
+            if len(self._batch):  # make room as soon as the sink allows
                 self._seal()
                 self._kick()
             self._drop(1, "too many entries waiting for the sink")
-            return
+            return None
+        return self._batch
+
+    def added(self, size: int) -> None:
+        """An entry of ``size`` bytes was added to :meth:`accepting`'s batch."""
         now = _monotonic()
-        opened = not self._batch
-        if opened:
+        count = len(self._batch)
+        if count == 1:
             self._first = now
         self._last = now
-        self._batch.append(entry)
         self._batch_bytes += size
         self.pending += 1
         self.pending_bytes += size
-        if len(self._batch) >= self._max_size:
+        if count >= self._max_size:
             self._seal()
             self._kick()
-        elif opened:  # the runner must start timing the new batch
+        elif count == 1:  # the runner must start timing the new batch
             self._kick()
 
     # ------------------------------------------------------------------ the runner
 
     def _seal(self) -> None:
         self._ready.append((self._batch, self._batch_bytes))
-        self._batch, self._batch_bytes = [], 0
+        self._batch, self._batch_bytes = self._new_batch(), 0
 
     def _kick(self) -> None:
         if self._task is None or self._task.done():
@@ -154,7 +175,7 @@ class BatchProcessor(Generic[T]):
                 entries, size = self._ready.popleft()
                 await self._deliver(entries, size)
                 continue
-            if self._batch:
+            if len(self._batch):
                 delay = min(self._last + self._inactive, self._first + self._buffer)
                 delay -= _monotonic()
                 if delay <= 0 or self._closed:
@@ -168,7 +189,7 @@ class BatchProcessor(Generic[T]):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), delay)
 
-    async def _deliver(self, entries: list[T], size: int) -> None:
+    async def _deliver(self, entries: B, size: int) -> None:
         attempts = 0
         while True:
             attempts += 1
@@ -214,7 +235,7 @@ class BatchProcessor(Generic[T]):
         if self._closed:
             return
         self._closed = True
-        if self._batch:
+        if len(self._batch):
             self._seal()
         if not self._ready and (self._task is None or self._task.done()):
             return
@@ -231,3 +252,26 @@ class BatchProcessor(Generic[T]):
             self._drop(self.pending, "not sent before the logger stopped")
             self._ready.clear()
             self.pending = self.pending_bytes = 0
+
+
+class BatchProcessor(Batcher[list[T]]):
+    """A processor whose batches are lists of entries (trace-export's spans)."""
+
+    def __init__(
+        self,
+        name: str,
+        config: BatchSettings,
+        send: Callable[[list[T]], Awaitable[None]],
+        *,
+        dropped: Callable[[int], None] | None = None,
+        close_grace: float = 5.0,
+    ) -> None:
+        super().__init__(name, config, send, list, dropped=dropped, close_grace=close_grace)
+
+    def push(self, entry: T, size: int = 0) -> None:
+        """Queue ``entry``, which holds ``size`` bytes (for the memory bound); never blocks,
+        never raises (an entry that does not fit is dropped and counted)."""
+        batch = self.accepting()
+        if batch is not None:
+            batch.append(entry)
+            self.added(size)

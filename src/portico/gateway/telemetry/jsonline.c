@@ -440,6 +440,32 @@ static PyObject *bytes_of(Buf *b) {
     return out;
 }
 
+/* what an entry's header objects are written from (EntryBatch.add); NULL: no headers */
+typedef struct EntryHeaders EntryHeaders;
+static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *headers);
+static PyObject *REQUEST_HEADERS; /* the values that stand for them */
+static PyObject *RESPONSE_HEADERS;
+
+/* pieces[0], values[0], pieces[1], ... values[count - 1], pieces[count] */
+static int put_rendered(Buf *b, PyObject **piece, PyObject *const *value, Py_ssize_t count,
+                        EntryHeaders *headers) {
+    for (Py_ssize_t i = 0; i <= count; i++) {
+        if (!PyBytes_Check(piece[i])) {
+            PyErr_SetString(PyExc_TypeError, "pieces must be bytes");
+            return -1;
+        }
+        if (buf_put(b, PyBytes_AS_STRING(piece[i]), PyBytes_GET_SIZE(piece[i])) < 0) return -1;
+        if (i == count) break;
+        PyObject *v = value[i];
+        if (headers != NULL && (v == REQUEST_HEADERS || v == RESPONSE_HEADERS)) {
+            if (put_entry_headers(b, v, headers) < 0) return -1;
+        } else if (put_value(b, v) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* render(pieces, values) */
 static PyObject *render(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
@@ -462,14 +488,7 @@ static PyObject *render(PyObject *module, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_ValueError, "render needs one piece more than values");
         goto fail;
     }
-    for (Py_ssize_t i = 0; i <= count; i++) {
-        if (!PyBytes_Check(piece[i])) {
-            PyErr_SetString(PyExc_TypeError, "pieces must be bytes");
-            goto fail;
-        }
-        if (buf_put(&b, PyBytes_AS_STRING(piece[i]), PyBytes_GET_SIZE(piece[i])) < 0) goto fail;
-        if (i < count && put_value(&b, value[i]) < 0) goto fail;
-    }
+    if (put_rendered(&b, piece, value, count, NULL) < 0) goto fail;
     Py_DECREF(pieces);
     Py_DECREF(values);
     return bytes_of(&b);
@@ -613,35 +632,40 @@ static int put_header_value(Buf *b, Header *item) {
     return put_utf8_string(b, item->value, item->value_len);
 }
 
-static PyObject *headers_written(Headers *h) {
-    Buf b;
-    buf_init(&b);
-    if (buf_byte(&b, '{') < 0) goto fail;
+/* h as a JSON object at the end of b */
+static int put_headers(Buf *b, Headers *h) {
+    if (buf_byte(b, '{') < 0) return -1;
     int any = 0;
     for (Py_ssize_t i = 0; i < h->len; i++) {
         Header *item = &h->items[i];
         if (item->count == 0) continue;
-        if (any && buf_byte(&b, ',') < 0) goto fail;
+        if (any && buf_byte(b, ',') < 0) return -1;
         any = 1;
-        if (put_utf8_string(&b, (const unsigned char *)item->name_utf8, item->name_len) < 0 ||
-            buf_byte(&b, ':') < 0)
-            goto fail;
+        if (put_utf8_string(b, (const unsigned char *)item->name_utf8, item->name_len) < 0 ||
+            buf_byte(b, ':') < 0)
+            return -1;
         if (item->count == 1) {
-            if (put_header_value(&b, item) < 0) goto fail;
+            if (put_header_value(b, item) < 0) return -1;
             continue;
         }
-        if (buf_byte(&b, '[') < 0) goto fail;
+        if (buf_byte(b, '[') < 0) return -1;
         for (Py_ssize_t j = i; j >= 0; j = h->items[j].next) {
-            if (j != i && buf_byte(&b, ',') < 0) goto fail;
-            if (put_header_value(&b, &h->items[j]) < 0) goto fail;
+            if (j != i && buf_byte(b, ',') < 0) return -1;
+            if (put_header_value(b, &h->items[j]) < 0) return -1;
         }
-        if (buf_byte(&b, ']') < 0) goto fail;
+        if (buf_byte(b, ']') < 0) return -1;
     }
-    if (buf_byte(&b, '}') < 0) goto fail;
+    return buf_byte(b, '}');
+}
+
+static PyObject *headers_written(Headers *h) {
+    Buf b;
+    buf_init(&b);
+    if (put_headers(&b, h) < 0) {
+        buf_free(&b);
+        return NULL;
+    }
     return bytes_of(&b);
-fail:
-    buf_free(&b);
-    return NULL;
 }
 
 /* whether name is a credential: from verdicts, else asked of asker.secret; -1 on error */
@@ -881,58 +905,92 @@ static Known *wire_name_of(WireNames *w, PyObject *raw, PyObject *asker, Known *
     return scratch;
 }
 
-/* lines_object(lines, wire, verdicts, asker, added, tag) */
-static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyList_Check(args[0]) || !PyObject_TypeCheck(args[1], &WireNamesType) ||
-        !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "lines_object(lines: list, wire: WireNames, verdicts: dict, asker, "
-                        "added, tag)");
-        return NULL;
-    }
-    PyObject *lines = args[0], *verdicts = args[2], *asker = args[3];
-    WireNames *wire = (WireNames *)args[1];
-    PyObject *added = args[4], *tag = args[5];
-    Headers h;
-    headers_init(&h);
-    PyObject *out = NULL;
+/* a relayed head into h: the node's lines (four to a header), then added, then tag */
+static int add_lines(Headers *h, PyObject *lines, WireNames *wire, PyObject *verdicts,
+                     PyObject *asker, PyObject *added, PyObject *tag) {
     Py_ssize_t count = PyList_GET_SIZE(lines);
     if (count % 4) {
         PyErr_SetString(PyExc_ValueError, "lines come four to a header");
-        goto done;
+        return -1;
     }
     for (Py_ssize_t i = 0; i < count; i += 4) {
         PyObject *raw = PyList_GET_ITEM(lines, i);
         PyObject *value = PyList_GET_ITEM(lines, i + 2);
         if (!PyBytes_Check(raw) || !PyBytes_Check(value)) {
             PyErr_SetString(PyExc_TypeError, "lines must be bytes");
-            goto done;
+            return -1;
         }
         Known scratch;
         Known *known = wire_name_of(wire, raw, asker, &scratch);
-        if (known == NULL) goto done;
+        if (known == NULL) return -1;
         if (known != &scratch) Py_INCREF(known->name); /* (scratch's is a new reference) */
         const unsigned char *text =
             known->secret ? NULL : (const unsigned char *)PyBytes_AS_STRING(value);
-        if (headers_add(&h, known->name, known->utf8, known->utf8_len, text,
+        if (headers_add(h, known->name, known->utf8, known->utf8_len, text,
                         PyBytes_GET_SIZE(value), 1) < 0)
-            goto done;
+            return -1;
     }
-    if (added != Py_None && add_pairs(&h, added, verdicts, asker) < 0) goto done;
+    if (added != Py_None && add_pairs(h, added, verdicts, asker) < 0) return -1;
     if (tag != Py_None) {
         if (!PyTuple_Check(tag) || PyTuple_GET_SIZE(tag) != 2) {
             PyErr_SetString(PyExc_TypeError, "tag must be a (name, value) tuple or None");
-            goto done;
+            return -1;
         }
-        if (add_pair(&h, tag, verdicts, asker) < 0) goto done;
+        if (add_pair(h, tag, verdicts, asker) < 0) return -1;
     }
-    out = headers_written(&h);
-done:
+    return 0;
+}
+
+static int lines_args_ok(PyObject *lines, PyObject *wire, PyObject *verdicts) {
+    if (PyList_Check(lines) && PyObject_TypeCheck(wire, &WireNamesType) && PyDict_Check(verdicts))
+        return 1;
+    PyErr_SetString(PyExc_TypeError,
+                    "lines_object(lines: list, wire: WireNames, verdicts: dict, asker, added, "
+                    "tag)");
+    return 0;
+}
+
+/* lines_object(lines, wire, verdicts, asker, added, tag) */
+static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "lines_object takes six arguments");
+        return NULL;
+    }
+    if (!lines_args_ok(args[0], args[1], args[2])) return NULL;
+    Headers h;
+    headers_init(&h);
+    PyObject *out = NULL;
+    if (add_lines(&h, args[0], (WireNames *)args[1], args[2], args[3], args[4], args[5]) == 0)
+        out = headers_written(&h);
     headers_free(&h);
     return out;
 }
 
 /* ------------------------------------------------------------------ stamped lines */
+
+/* the room a stamped line of size bytes may take (its escapes, its stamp and brackets) */
+static inline Py_ssize_t stamped_room(Py_ssize_t size) { return size + size / 4 + 40; }
+
+/* one line beside its time (seconds since the epoch) as Loki's [ "<ns>", "<line>" ] */
+static int put_stamped(Buf *b, Py_ssize_t index, const char *line, Py_ssize_t size,
+                       double seconds) {
+    double nanos = seconds * 1000000000.0;
+    if (!(nanos > -9.2e18 && nanos < 9.2e18)) {
+        PyErr_SetString(PyExc_ValueError, "a time out of range");
+        return -1;
+    }
+    long long whole = (long long)nanos; /* truncated toward zero, as int() */
+    char digits[26];
+    unsigned long long u = whole < 0 ? 0ULL - (unsigned long long)whole : (unsigned long long)whole;
+    int at = digits_of(u, digits + 2) + 2;
+    if (whole < 0) digits[--at] = '-';
+    digits[--at] = '"';
+    digits[--at] = '[';
+    if ((index && buf_byte(b, ',') < 0) || buf_put(b, digits + at, 26 - at) < 0 ||
+        buf_put(b, "\",", 2) < 0 || put_utf8_string(b, (const unsigned char *)line, size) < 0)
+        return -1;
+    return buf_byte(b, ']');
+}
 
 /* stamped_lines(lines, logged_at) */
 static PyObject *stamped_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -959,7 +1017,7 @@ static PyObject *stamped_lines(PyObject *module, PyObject *const *args, Py_ssize
             PyErr_NoMemory();
             return NULL;
         }
-        room += size + size / 4 + 40;
+        room += stamped_room(size);
     }
     Buf b;
     if (buf_init_owned(&b, room) < 0) return NULL;
@@ -967,23 +1025,7 @@ static PyObject *stamped_lines(PyObject *module, PyObject *const *args, Py_ssize
         PyObject *line = PyList_GET_ITEM(lines, i);
         double seconds = PyFloat_AsDouble(PyList_GET_ITEM(logged_at, i));
         if (seconds == -1.0 && PyErr_Occurred()) goto fail;
-        double nanos = seconds * 1000000000.0;
-        if (!(nanos > -9.2e18 && nanos < 9.2e18)) {
-            PyErr_SetString(PyExc_ValueError, "a time out of range");
-            goto fail;
-        }
-        long long whole = (long long)nanos; /* truncated toward zero, as int() */
-        char digits[26];
-        unsigned long long u = whole < 0 ? 0ULL - (unsigned long long)whole : (unsigned long long)whole;
-        int at = digits_of(u, digits + 2) + 2;
-        if (whole < 0) digits[--at] = '-';
-        digits[--at] = '"';
-        digits[--at] = '[';
-        if ((i && buf_byte(&b, ',') < 0) || buf_put(&b, digits + at, 26 - at) < 0 ||
-            buf_put(&b, "\",", 2) < 0 ||
-            put_utf8_string(&b, (const unsigned char *)PyBytes_AS_STRING(line),
-                            PyBytes_GET_SIZE(line)) < 0 ||
-            buf_byte(&b, ']') < 0)
+        if (put_stamped(&b, i, PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line), seconds) < 0)
             goto fail;
     }
     return bytes_of(&b);
@@ -991,6 +1033,277 @@ fail:
     buf_free(&b);
     return NULL;
 }
+
+/* ------------------------------------------------------------------ a batch of entries */
+
+/* EntryBatch(between, expected): a logger's batch, its entries written straight into one
+ * buffer with `between` between them (a sink's separator: "," for a JSON array, "\n" for
+ * lines...), so that an entry is no object of its own and the batch's body is the buffer
+ * itself (view(): no copy to send it). `expected`: the entries the batch will likely hold
+ * (batch_max_size): once the first entry's size is known, room for that many is reserved at
+ * once (at most RESERVE_MAX bytes), instead of growing the buffer a doubling at a time. */
+#define RESERVE_MAX (8 * 1024 * 1024)
+
+struct EntryHeaders {
+    PyObject *verdicts; /* dict: name → whether it is a credential */
+    PyObject *asker;    /* the Verdicts that judges the other names */
+    PyObject *request;  /* list of (name, value) */
+    PyObject *response; /* list of (name, value), or None */
+    PyObject *lines;    /* else the node's lines (list), or None */
+    PyObject *wire;     /* WireNames */
+    PyObject *added;
+    PyObject *tag;
+};
+
+typedef struct {
+    PyObject_HEAD
+    Buf buf;
+    PyObject *between; /* bytes */
+    Py_ssize_t *starts; /* where each entry starts and ends in buf */
+    Py_ssize_t *ends;
+    double *at;         /* when each was logged (epoch seconds) */
+    Py_ssize_t count;
+    Py_ssize_t cap;
+    Py_ssize_t expected;
+    Py_ssize_t exports; /* buffer views alive: the data may not move nor change */
+} EntryBatch;
+
+static PyTypeObject EntryBatchType;
+
+static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *e) {
+    Headers h;
+    headers_init(&h);
+    int done;
+    if (which == REQUEST_HEADERS) {
+        done = add_pairs(&h, e->request, e->verdicts, e->asker);
+    } else if (e->response != Py_None) {
+        done = add_pairs(&h, e->response, e->verdicts, e->asker);
+    } else if (e->lines != Py_None) {
+        done = lines_args_ok(e->lines, e->wire, e->verdicts)
+                   ? add_lines(&h, e->lines, (WireNames *)e->wire, e->verdicts, e->asker,
+                               e->added, e->tag)
+                   : -1;
+    } else {
+        done = 0; /* no answer's head: {} */
+    }
+    if (done == 0) done = put_headers(b, &h);
+    headers_free(&h);
+    return done;
+}
+
+static int batch_init(EntryBatch *self, PyObject *args, PyObject *kwargs) {
+    PyObject *between;
+    Py_ssize_t expected = 0;
+    static char *kwlist[] = {"between", "expected", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|n", kwlist, &PyBytes_Type, &between,
+                                     &expected))
+        return -1;
+    if (self->between != NULL || self->count) {
+        PyErr_SetString(PyExc_TypeError, "an EntryBatch is initialised once");
+        return -1;
+    }
+    Py_INCREF(between);
+    self->between = between;
+    self->expected = expected < 0 ? 0 : expected;
+    return 0;
+}
+
+static PyObject *batch_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    EntryBatch *self = (EntryBatch *)type->tp_alloc(type, 0);
+    if (self != NULL) buf_init(&self->buf);
+    return (PyObject *)self;
+}
+
+static void batch_dealloc(EntryBatch *self) {
+    buf_free(&self->buf);
+    PyMem_Free(self->starts);
+    PyMem_Free(self->ends);
+    PyMem_Free(self->at);
+    Py_XDECREF(self->between);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int batch_room_for_one_more(EntryBatch *self) {
+    if (self->count < self->cap) return 0;
+    Py_ssize_t cap = self->cap ? self->cap * 2 : (self->expected > 0 && self->expected < 4096
+                                                       ? self->expected
+                                                       : 64);
+    if (cap > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(double)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t *starts = PyMem_Realloc(self->starts, sizeof(Py_ssize_t) * (size_t)cap);
+    if (starts != NULL) self->starts = starts;
+    Py_ssize_t *ends = PyMem_Realloc(self->ends, sizeof(Py_ssize_t) * (size_t)cap);
+    if (ends != NULL) self->ends = ends;
+    double *at = PyMem_Realloc(self->at, sizeof(double) * (size_t)cap);
+    if (at != NULL) self->at = at;
+    if (starts == NULL || ends == NULL || at == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->cap = cap;
+    return 0;
+}
+
+/* add(pieces, logged_at, verdicts, asker, request, response, lines, wire, added, tag,
+ *     *values): one entry, render's pieces and values, where the value REQUEST_HEADERS is
+ * written as pairs_object(request, verdicts, asker) and RESPONSE_HEADERS as
+ * pairs_object(response, ...) if response is not None, else as lines_object(lines, wire,
+ * verdicts, asker, added, tag) if lines is not None, else {}. The bytes it added (its
+ * separator included); on an error, nothing of it is left. */
+static PyObject *batch_add(EntryBatch *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add(pieces, logged_at, verdicts, asker, request, response, lines, "
+                        "wire, added, tag, *values)");
+        return NULL;
+    }
+    if (self->between == NULL) {
+        PyErr_SetString(PyExc_TypeError, "EntryBatch() was not initialised");
+        return NULL;
+    }
+    if (self->exports) {
+        PyErr_SetString(PyExc_BufferError, "the batch is being read: it takes no more entries");
+        return NULL;
+    }
+    PyObject *pieces = args[0];
+    Py_ssize_t count = nargs - 10;
+    if (!PyTuple_Check(pieces) || PyTuple_GET_SIZE(pieces) != count + 1) {
+        PyErr_SetString(PyExc_ValueError, "pieces must be a tuple of one piece more than values");
+        return NULL;
+    }
+    double logged_at = PyFloat_AsDouble(args[1]);
+    if (logged_at == -1.0 && PyErr_Occurred()) return NULL;
+    if (!PyDict_Check(args[2]) || !PyList_Check(args[4]) ||
+        (args[5] != Py_None && !PyList_Check(args[5]))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "verdicts must be a dict, request a list, response a list or None");
+        return NULL;
+    }
+    EntryHeaders headers = {args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9]};
+    if (batch_room_for_one_more(self) < 0) return NULL;
+    Buf *b = &self->buf;
+    Py_ssize_t mark = b->len;
+    if (self->count && buf_put(b, PyBytes_AS_STRING(self->between),
+                               PyBytes_GET_SIZE(self->between)) < 0)
+        goto fail;
+    Py_ssize_t start = b->len;
+    if (put_rendered(b, &PyTuple_GET_ITEM(pieces, 0), args + 10, count, &headers) < 0) goto fail;
+    if (self->count == 0 && self->expected > 1) {
+        /* the first entry's size says what the batch will take: reserve it now */
+        Py_ssize_t each = b->len - start + PyBytes_GET_SIZE(self->between);
+        Py_ssize_t want = each > RESERVE_MAX / self->expected ? RESERVE_MAX : each * self->expected;
+        want = want > RESERVE_MAX - want / 4 ? RESERVE_MAX : want + want / 4;
+        if (want > b->cap - b->len && buf_reserve(b, want) < 0) goto fail;
+    }
+    self->starts[self->count] = start;
+    self->ends[self->count] = b->len;
+    self->at[self->count] = logged_at;
+    self->count++;
+    return PyLong_FromSsize_t(b->len - mark);
+fail:
+    b->len = mark;
+    return NULL;
+}
+
+static PyObject *batch_view(EntryBatch *self, PyObject *unused) {
+    return PyMemoryView_FromObject((PyObject *)self);
+}
+
+static PyObject *batch_lines(EntryBatch *self, PyObject *unused) {
+    PyObject *lines = PyList_New(self->count);
+    if (lines == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < self->count; i++) {
+        PyObject *line = PyBytes_FromStringAndSize(self->buf.data + self->starts[i],
+                                                   self->ends[i] - self->starts[i]);
+        if (line == NULL) {
+            Py_DECREF(lines);
+            return NULL;
+        }
+        PyList_SET_ITEM(lines, i, line);
+    }
+    return lines;
+}
+
+static PyObject *batch_logged_at(EntryBatch *self, PyObject *unused) {
+    PyObject *times = PyList_New(self->count);
+    if (times == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < self->count; i++) {
+        PyObject *at = PyFloat_FromDouble(self->at[i]);
+        if (at == NULL) {
+            Py_DECREF(times);
+            return NULL;
+        }
+        PyList_SET_ITEM(times, i, at);
+    }
+    return times;
+}
+
+/* stamped(): stamped_lines(self.lines(), self.logged_at()), from the buffer itself */
+static PyObject *batch_stamped(EntryBatch *self, PyObject *unused) {
+    Py_ssize_t room = 64;
+    for (Py_ssize_t i = 0; i < self->count; i++) {
+        Py_ssize_t size = self->ends[i] - self->starts[i];
+        if (size > (PY_SSIZE_T_MAX - room) / 2 - 64) return PyErr_NoMemory();
+        room += stamped_room(size);
+    }
+    Buf b;
+    if (buf_init_owned(&b, room) < 0) return NULL;
+    for (Py_ssize_t i = 0; i < self->count; i++) {
+        if (put_stamped(&b, i, self->buf.data + self->starts[i], self->ends[i] - self->starts[i],
+                        self->at[i]) < 0) {
+            buf_free(&b);
+            return NULL;
+        }
+    }
+    return bytes_of(&b);
+}
+
+static Py_ssize_t batch_length(EntryBatch *self) { return self->count; }
+
+static int batch_getbuffer(EntryBatch *self, Py_buffer *view, int flags) {
+    if (PyBuffer_FillInfo(view, (PyObject *)self, self->buf.data, self->buf.len, 1, flags) < 0)
+        return -1;
+    self->exports++;
+    return 0;
+}
+
+static void batch_releasebuffer(EntryBatch *self, Py_buffer *view) { self->exports--; }
+
+static PyMethodDef BATCH_METHODS[] = {
+    {"add", (PyCFunction)(void (*)(void))batch_add, METH_FASTCALL,
+     "add(pieces, logged_at, verdicts, asker, request, response, lines, wire, added, tag, "
+     "*values): write one entry; the bytes it added."},
+    {"view", (PyCFunction)batch_view, METH_NOARGS,
+     "view(): the entries, joined by between, as a read-only memoryview (no copy)."},
+    {"lines", (PyCFunction)batch_lines, METH_NOARGS, "lines(): each entry as bytes."},
+    {"logged_at", (PyCFunction)batch_logged_at, METH_NOARGS,
+     "logged_at(): when each entry was logged (epoch seconds)."},
+    {"stamped", (PyCFunction)batch_stamped, METH_NOARGS,
+     "stamped(): stamped_lines(self.lines(), self.logged_at())."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods BATCH_SEQUENCE = {.sq_length = (lenfunc)batch_length};
+
+static PyBufferProcs BATCH_BUFFER = {
+    .bf_getbuffer = (getbufferproc)batch_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)batch_releasebuffer,
+};
+
+static PyTypeObject EntryBatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "portico.gateway.telemetry.jsonline.EntryBatch",
+    .tp_basicsize = sizeof(EntryBatch),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "EntryBatch(between, expected=0): a logger's batch of entries in one buffer.",
+    .tp_new = batch_new,
+    .tp_init = (initproc)batch_init,
+    .tp_dealloc = (destructor)batch_dealloc,
+    .tp_as_sequence = &BATCH_SEQUENCE,
+    .tp_as_buffer = &BATCH_BUFFER,
+    .tp_methods = BATCH_METHODS,
+};
 
 /* ------------------------------------------------------------------ the module */
 
@@ -1018,9 +1331,26 @@ PyMODINIT_FUNC PyInit_jsonline(void) {
     SECRET = PyUnicode_InternFromString("secret");
     WIRE_NAME = PyUnicode_InternFromString("wire_name");
     if (SECRET == NULL || WIRE_NAME == NULL) return NULL;
-    if (PyType_Ready(&WireNamesType) < 0) return NULL;
+    if (PyType_Ready(&WireNamesType) < 0 || PyType_Ready(&EntryBatchType) < 0) return NULL;
+    /* plain objects, told apart by identity */
+    REQUEST_HEADERS = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    RESPONSE_HEADERS = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    if (REQUEST_HEADERS == NULL || RESPONSE_HEADERS == NULL) return NULL;
     PyObject *module = PyModule_Create(&MODULE);
     if (module == NULL) return NULL;
+    Py_INCREF(&EntryBatchType);
+    if (PyModule_AddObject(module, "EntryBatch", (PyObject *)&EntryBatchType) < 0) {
+        Py_DECREF(&EntryBatchType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(REQUEST_HEADERS);
+    Py_INCREF(RESPONSE_HEADERS);
+    if (PyModule_AddObject(module, "REQUEST_HEADERS", REQUEST_HEADERS) < 0 ||
+        PyModule_AddObject(module, "RESPONSE_HEADERS", RESPONSE_HEADERS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
     Py_INCREF(&WireNamesType);
     if (PyModule_AddObject(module, "WireNames", (PyObject *)&WireNamesType) < 0) {
         Py_DECREF(&WireNamesType);

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Final, Protocol
 
 REDACTED = "[REDACTED]"
+#: the values of :meth:`EntryBatch.add` that stand for the request's and the answer's headers
+REQUEST_HEADERS: Final = object()
+RESPONSE_HEADERS: Final = object()
 
 _quote = json.encoder.encode_basestring  # the C function: non-ASCII kept, as orjson does
 
@@ -180,3 +183,80 @@ def stamped_lines(lines: list[bytes], logged_at: list[float]) -> bytes:
             raise ValueError("a time out of range")
         out.append(f'["{int(nanos)}",{_quote(line.decode())}]')
     return ",".join(out).encode()
+
+
+class EntryBatch:
+    """A logger's batch: its entries, joined by ``between`` (a sink's separator: ``b","``
+    for a JSON array, ``b"\\n"`` for lines). The C module's writes each entry straight into
+    one buffer, so that an entry is no object of its own and the batch's body is that buffer
+    (:meth:`view`, sent without a copy); ``expected`` (the batch's likely size) lets it
+    reserve room for the whole batch once the first entry's size is known. This one keeps a
+    list of bytes."""
+
+    __slots__ = ("_at", "_between", "_lines")
+
+    def __init__(self, between: bytes, expected: int = 0) -> None:
+        if not isinstance(between, bytes):
+            raise TypeError("between must be bytes")
+        self._between = between
+        self._lines: list[bytes] = []
+        self._at: list[float] = []
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def add(
+        self,
+        pieces: tuple[bytes, ...],
+        logged_at: float,
+        verdicts: dict[str, bool],
+        asker: Verdicts,
+        request: list[tuple[str, str]],
+        response: list[tuple[str, str]] | None,
+        lines: list[bytes] | None,
+        wire: WireNames,
+        added: list[tuple[str, str]] | None,
+        tag: tuple[str, str] | None,
+        *values: object,
+    ) -> int:
+        """Write one entry: ``render(pieces, values)``, where :data:`REQUEST_HEADERS` is
+        written as ``pairs_object(request, ...)`` and :data:`RESPONSE_HEADERS` as
+        ``pairs_object(response, ...)`` if ``response`` is not None, else as
+        ``lines_object(lines, wire, ..., added, tag)`` if ``lines`` is not None, else
+        ``{}``. The bytes it added (its separator included); on an error, nothing."""
+        if not isinstance(pieces, tuple) or len(pieces) != len(values) + 1:
+            raise ValueError("pieces must be a tuple of one piece more than values")
+        at = float(logged_at)
+        written: list[object] = []
+        for value in values:
+            if value is REQUEST_HEADERS:
+                value = pairs_object(request, verdicts, asker)
+            elif value is RESPONSE_HEADERS:
+                if response is not None:
+                    value = pairs_object(response, verdicts, asker)
+                elif lines is not None:
+                    value = lines_object(lines, wire, verdicts, asker, added, tag)
+                else:
+                    value = b"{}"
+            written.append(value)
+        line = render(pieces, written)
+        added_bytes = len(line) + (len(self._between) if self._lines else 0)
+        self._lines.append(line)
+        self._at.append(at)
+        return added_bytes
+
+    def view(self) -> memoryview:
+        """The entries joined by ``between`` (the C module's: its buffer, not copied)."""
+        return memoryview(self._between.join(self._lines))
+
+    def lines(self) -> list[bytes]:
+        """Each entry."""
+        return list(self._lines)
+
+    def logged_at(self) -> list[float]:
+        """When each entry was logged (epoch seconds)."""
+        return list(self._at)
+
+    def stamped(self) -> bytes:
+        """``stamped_lines(self.lines(), self.logged_at())``."""
+        return stamped_lines(self._lines, self._at)

@@ -42,13 +42,15 @@ from portico.gateway.http.errors import ClientError
 from portico.gateway.http.names import HEADER_NAMES
 from portico.gateway.snapshot import SnapshotConsumer, SnapshotRoute
 from portico.gateway.telemetry import jsonline
-from portico.gateway.telemetry.batch import BatchProcessor
+from portico.gateway.telemetry.batch import Batcher
 
 #: (Final aliases: see CONVENTIONS.md "Compiled modules")
 _clock: Final = time.perf_counter
 _render: Final = jsonline.render
-_pairs_object: Final = jsonline.pairs_object
-_lines_object: Final = jsonline.lines_object
+#: where the batch writes the request's headers, and the answer's, in an entry
+_REQUEST_HEADERS_HERE: Final = jsonline.REQUEST_HEADERS
+_RESPONSE_HEADERS_HERE: Final = jsonline.RESPONSE_HEADERS
+EntryBatch = jsonline.EntryBatch
 
 REDACTED: Final = "[REDACTED]"
 MAX_LOGGED_BODY: Final = 512 * 1024
@@ -362,12 +364,13 @@ class EntryEncoder:
         self._consumers[id(consumer)] = (consumer, field)
         return field
 
-    def encode(self, ctx: RequestContext, start_time: int) -> bytes:
-        """The entry of ``ctx`` once its log phase ran (``start_time``: epoch milliseconds),
-        as compact JSON (UTF-8, nothing escaped but what JSON requires)."""
+    def write(self, batch: EntryBatch, ctx: RequestContext, start_time: int, now: float) -> int:
+        """Write the entry of ``ctx`` once its log phase ran (``start_time``: epoch
+        milliseconds) into ``batch``, as compact JSON (UTF-8, nothing escaped but what JSON
+        requires), logged at ``now``; the bytes it took. The headers are written by the
+        batch itself, straight from the request's pairs and the node's wire lines."""
         route = self.route_log(ctx.route)
         redaction = route.redaction
-        verdicts = redaction.secret_headers
         request = ctx.request
         query = request.query
         if query:
@@ -387,37 +390,42 @@ class EntryEncoder:
         headers: ResponseHeaders | None = (
             found.get(_RESPONSE_HEADERS) if found is not None else None
         )
+        answer: list[tuple[str, str]] | None = None
+        lines: list[bytes] | None = None
+        added: list[tuple[str, str]] | None = None
+        tag: tuple[str, str] | None = None
         if headers is not None:
-            answer_headers = _pairs_object(headers.items(), verdicts, redaction)
-        else:  # relayed as it came: the head kept for observers, taken apart here
+            answer = headers.items()
+        else:  # relayed as it came: the head kept for observers, taken apart by the batch
             head = ctx.response_head
-            if head is None:
-                answer_headers = _EMPTY_OBJECT
-            else:
-                answer_headers = _lines_object(
-                    head.lines,
-                    redaction.wire_names,
-                    verdicts,
-                    redaction,
-                    head.added,
-                    head.tag,
-                )
+            if head is not None:
+                lines, added, tag = head.lines, head.added, head.tag
         response_body = _NOTHING
         if self.response_body:
             kept = ctx.vars.get(_RESPONSE_BODY)
             if kept is not None:
                 response_body = _body_field(kept)
         upstream = ctx.upstream_seconds
-        values = (
+        return batch.add(
+            route.pieces,
+            now,
+            redaction.secret_headers,
+            redaction,
+            request.headers,
+            answer,
+            lines,
+            redaction.wire_names,
+            added,
+            tag,
             request.method,
             uri,
             (request.scheme, "://", host, uri),  # the URL: one string of these
-            _pairs_object(request.headers, verdicts, redaction),
+            _REQUEST_HEADERS_HERE,
             querystring,
             ctx.request_bytes,
             request_body,
             ctx.status,
-            answer_headers,
+            _RESPONSE_HEADERS_HERE,
             ctx.response_bytes,
             response_body,
             ctx.upstream_addr,
@@ -428,7 +436,6 @@ class EntryEncoder:
             ctx.request_id,
             self.last_fields(ctx, found),
         )
-        return _render(route.pieces, values)
 
     def last_fields(self, ctx: RequestContext, found: dict[str, Any] | None) -> bytes:
         """The consumer's field, and what plugins exposed to the entry, if any."""
@@ -437,27 +444,6 @@ class EntryEncoder:
         if not exposed:
             return consumer
         return consumer + _exposed_fields(exposed)
-
-
-class Built:
-    """A batch as a sink gets it: each entry as one compact JSON text (UTF-8), and when each
-    request was logged (epoch seconds, e.g. Loki's timestamps)."""
-
-    __slots__ = ("lines", "logged_at")
-
-    def __init__(self, lines: list[bytes], logged_at: list[float]) -> None:
-        self.lines = lines
-        self.logged_at = logged_at
-
-
-def built(batch: list[tuple[bytes, float]]) -> Built:
-    """The batch's entries and their times, as the sinks take them."""
-    lines: list[bytes] = []
-    logged_at: list[float] = []
-    for line, at in batch:
-        lines.append(line)
-        logged_at.append(at)
-    return Built(lines, logged_at)
 
 
 # ---------------------------------------------------------------------- the phases
@@ -470,13 +456,14 @@ class LogPhases(BasePluginRuntime):
     The access and header phases capture what the entry needs (the bodies only if the logger
     logs them); the log phase writes the entry (:class:`EntryEncoder`) and queues it in memory
     (``batch``, never waiting). The entry is written there, as APISIX's loggers write theirs
-    in the log phase, rather than by the batch's sender: what waits in a batch is then one
-    bytes object per request, not the request's context and everything it holds (the
-    collector scans and moves every object a waiting batch keeps)."""
+    in the log phase, rather than by the batch's sender: what waits in a batch is then its
+    text in the batch's buffer (``jsonline.EntryBatch``), not the request's context and
+    everything it holds (the collector scans and moves every object a waiting batch
+    keeps), nor an object per entry."""
 
     def __init__(
         self,
-        batch: BatchProcessor[tuple[bytes, float]],
+        batch: Batcher[EntryBatch],
         encoder: EntryEncoder,
         now: Callable[[], float],
     ) -> None:
@@ -507,7 +494,10 @@ class LogPhases(BasePluginRuntime):
         return not self.response_body
 
     def log(self, ctx: RequestContext) -> None:
+        processor = self.batch
+        batch = processor.accepting()
+        if batch is None:  # dropped (and counted)
+            return
         now = self.now()
         start_time = int((now - (_clock() - ctx.started)) * 1000)
-        line = self.encoder.encode(ctx, start_time)
-        self.batch.push((line, now), len(line))
+        processor.added(self.encoder.write(batch, ctx, start_time, now))
