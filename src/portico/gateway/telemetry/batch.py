@@ -43,8 +43,10 @@ class Batch(Protocol):
 B = TypeVar("B", bound=Batch)
 T = TypeVar("T")
 
-#: (a Final alias: see CONVENTIONS.md "Compiled modules")
-_monotonic: Final = time.monotonic
+#: the processor's clock: monotonic, and the one the gateway times requests with, so that a
+#: logger tells :meth:`Batcher.added` the time it already read (a Final alias: see
+#: CONVENTIONS.md "Compiled modules")
+_clock: Final = time.perf_counter
 
 logger = logging.getLogger("portico.gateway.batch")
 
@@ -108,7 +110,7 @@ class Batcher(Generic[B]):
         self._max_entries = max(MAX_PENDING_ENTRIES, config.batch_max_size)
         self._batch: B = new_batch()
         self._batch_bytes = 0
-        self._first = 0.0  # monotonic time of the open batch's oldest entry
+        self._first = 0.0  # (``_clock``) time of the open batch's oldest entry
         self._last = 0.0  # ... and of its newest
         self._ready: deque[tuple[B, int]] = deque()  # sealed: (entries, bytes)
         self.pending = 0  # entries accepted and neither sent nor dropped
@@ -138,9 +140,9 @@ class Batcher(Generic[B]):
             return None
         return self._batch
 
-    def added(self, size: int) -> None:
-        """An entry of ``size`` bytes was added to :meth:`accepting`'s batch."""
-        now = _monotonic()
+    def added(self, size: int, now: float) -> None:
+        """An entry of ``size`` bytes was added to :meth:`accepting`'s batch, at ``now``
+        (``time.perf_counter()``: a time the caller read anyway)."""
         count = len(self._batch)
         if count == 1:
             self._first = now
@@ -177,7 +179,7 @@ class Batcher(Generic[B]):
                 continue
             if len(self._batch):
                 delay = min(self._last + self._inactive, self._first + self._buffer)
-                delay -= _monotonic()
+                delay -= _clock()
                 if delay <= 0 or self._closed:
                     self._seal()
                     continue
@@ -222,7 +224,7 @@ class Batcher(Generic[B]):
         if self._dropped is not None:
             self._dropped(count)
         self._unwarned += count
-        now = _monotonic()
+        now = _clock()
         if now - self._warned_at >= WARN_INTERVAL:
             logger.warning("%s: dropped %d log entries: %s", self.name, self._unwarned, reason)
             self._warned_at, self._unwarned = now, 0
@@ -274,4 +276,4 @@ class BatchProcessor(Batcher[list[T]]):
         batch = self.accepting()
         if batch is not None:
             batch.append(entry)
-            self.added(size)
+            self.added(size, _clock())
