@@ -53,10 +53,14 @@ typedef struct {
     char *data;
     Py_ssize_t len;
     Py_ssize_t cap;
+    PyObject *bytes; /* the bytes object holding data (the answer, written in place), or NULL */
 } Buf;
 
 static void buf_free(Buf *b) {
-    PyMem_Free(b->data);
+    if (b->bytes != NULL)
+        Py_CLEAR(b->bytes);
+    else
+        PyMem_Free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
@@ -69,8 +73,18 @@ static int buf_grow(Buf *b, Py_ssize_t more) {
     Py_ssize_t cap = b->cap * 2;
     if (cap < b->len + more) cap = b->len + more;
     if (cap < 256) cap = 256;
-    char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) return -1;
+    char *data;
+    if (b->bytes != NULL) {
+        if (_PyBytes_Resize(&b->bytes, cap) < 0) { /* (it freed the bytes) */
+            b->data = NULL;
+            b->len = b->cap = 0;
+            return -1;
+        }
+        data = PyBytes_AS_STRING(b->bytes);
+    } else {
+        data = PyMem_Realloc(b->data, (size_t)cap);
+        if (data == NULL) return -1;
+    }
     b->data = data;
     b->cap = cap;
     return 0;
@@ -91,6 +105,16 @@ static inline int buf_put(Buf *b, const void *s, Py_ssize_t n) {
 static inline int buf_byte(Buf *b, char c) {
     if (buf_reserve(b, 1) < 0) return -1;
     b->data[b->len++] = c;
+    return 0;
+}
+
+/* an empty Buf made to write into a new bytes object of cap bytes */
+static int bytes_buf(Buf *b, Py_ssize_t cap) {
+    b->bytes = PyBytes_FromStringAndSize(NULL, cap);
+    if (b->bytes == NULL) return -1;
+    b->data = PyBytes_AS_STRING(b->bytes);
+    b->len = 0;
+    b->cap = cap;
     return 0;
 }
 
@@ -1395,11 +1419,11 @@ static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t
     Doc d;
     memset(&d, 0, sizeof d);
     d.open = d.run = -1;
-    Buf out = {0};
+    Buf out = {0}; /* written in place in the answer's bytes object: no copy at the end */
     PyObject *result = NULL;
     /* room for what a document usually needs: fewer reallocations */
     if (buf_reserve(&d.text, size) < 0 || buf_reserve(&d.nodes, (size / 24 + 16) * (Py_ssize_t)sizeof(Node)) < 0 ||
-        buf_reserve(&out, size + 64) < 0) {
+        bytes_buf(&out, size + 64) < 0) {
         doc_free(&d);
         buf_free(&out);
         return PyErr_NoMemory();
@@ -1429,7 +1453,11 @@ static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t
         if (written == -1) PyErr_NoMemory();
     }
     xmlFreeParserCtxt(ctxt);
-    if (written == 0) result = PyBytes_FromStringAndSize(out.data, out.len);
+    if (written == 0) {
+        if (_PyBytes_Resize(&out.bytes, out.len) == 0) result = out.bytes;
+        out.bytes = NULL; /* (returned, or freed by the resize that failed) */
+        out.data = NULL;
+    }
     doc_free(&d);
     buf_free(&out);
     return result;
