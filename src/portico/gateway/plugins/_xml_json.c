@@ -167,33 +167,38 @@ static inline uint64_t flags_escape(uint64_t w) {
     return (below | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)) & HIGHS;
 }
 
-/* UTF-8 text s as a JSON string, quotes included */
+/* UTF-8 text s as a JSON string, quotes included: 8 bytes at a time, each word copied whole
+ * and the output moved on to its first byte that needs escaping (the lowest flag
+ * flags_escape sets is always a true one: a borrow only carries upwards) */
 static int put_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
-    if (n > PY_SSIZE_T_MAX / 6 - 2) return -1;
-    if (buf_reserve(b, 6 * n + 2) < 0) return -1; /* the worst case: every byte \u00XX */
+    if (n > PY_SSIZE_T_MAX / 6 - 10) return -1;
+    /* the worst case: every byte \u00XX; and room for a whole word copied past the end */
+    if (buf_reserve(b, 6 * n + 10) < 0) return -1;
     char *out = b->data + b->len;
     *out++ = '"';
-    Py_ssize_t i = 0, start = 0;
-    while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (!flags_escape(w)) {
-                i += 8;
-                continue;
-            }
+    Py_ssize_t i = 0;
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        memcpy(out, &w, 8);
+        uint64_t flags = flags_escape(w);
+        if (!flags) {
+            out += 8;
+            i += 8;
+            continue;
         }
-        Py_ssize_t end = i + 8 < n ? i + 8 : n;
-        for (; i < end; i++) {
-            if (!ESCAPED[s[i]]) continue;
-            memcpy(out, s + start, (size_t)(i - start));
-            out += i - start;
-            out += escape_of(s[i], out);
-            start = i + 1;
-        }
+        int clean = __builtin_ctzll(flags) >> 3; /* the bytes before the first to escape */
+        out += clean;
+        i += clean;
+        out += escape_of(s[i], out);
+        i++;
     }
-    memcpy(out, s + start, (size_t)(n - start));
-    out += n - start;
+    for (; i < n; i++) {
+        if (ESCAPED[s[i]])
+            out += escape_of(s[i], out);
+        else
+            *out++ = (char)s[i];
+    }
     *out++ = '"';
     b->len = out - b->data;
     return 0;
