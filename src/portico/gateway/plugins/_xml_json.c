@@ -53,10 +53,14 @@ typedef struct {
     char *data;
     Py_ssize_t len;
     Py_ssize_t cap;
+    PyObject *bytes; /* the bytes object holding data (the answer, written in place), or NULL */
 } Buf;
 
 static void buf_free(Buf *b) {
-    PyMem_Free(b->data);
+    if (b->bytes != NULL)
+        Py_CLEAR(b->bytes);
+    else
+        PyMem_Free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
@@ -69,8 +73,18 @@ static int buf_grow(Buf *b, Py_ssize_t more) {
     Py_ssize_t cap = b->cap * 2;
     if (cap < b->len + more) cap = b->len + more;
     if (cap < 256) cap = 256;
-    char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) return -1;
+    char *data;
+    if (b->bytes != NULL) {
+        if (_PyBytes_Resize(&b->bytes, cap) < 0) { /* (it freed the bytes) */
+            b->data = NULL;
+            b->len = b->cap = 0;
+            return -1;
+        }
+        data = PyBytes_AS_STRING(b->bytes);
+    } else {
+        data = PyMem_Realloc(b->data, (size_t)cap);
+        if (data == NULL) return -1;
+    }
     b->data = data;
     b->cap = cap;
     return 0;
@@ -91,6 +105,16 @@ static inline int buf_put(Buf *b, const void *s, Py_ssize_t n) {
 static inline int buf_byte(Buf *b, char c) {
     if (buf_reserve(b, 1) < 0) return -1;
     b->data[b->len++] = c;
+    return 0;
+}
+
+/* an empty Buf made to write into a new bytes object of cap bytes */
+static int bytes_buf(Buf *b, Py_ssize_t cap) {
+    b->bytes = PyBytes_FromStringAndSize(NULL, cap);
+    if (b->bytes == NULL) return -1;
+    b->data = PyBytes_AS_STRING(b->bytes);
+    b->len = 0;
+    b->cap = cap;
     return 0;
 }
 
@@ -143,33 +167,38 @@ static inline uint64_t flags_escape(uint64_t w) {
     return (below | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)) & HIGHS;
 }
 
-/* UTF-8 text s as a JSON string, quotes included */
+/* UTF-8 text s as a JSON string, quotes included: 8 bytes at a time, each word copied whole
+ * and the output moved on to its first byte that needs escaping (the lowest flag
+ * flags_escape sets is always a true one: a borrow only carries upwards) */
 static int put_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
-    if (n > PY_SSIZE_T_MAX / 6 - 2) return -1;
-    if (buf_reserve(b, 6 * n + 2) < 0) return -1; /* the worst case: every byte \u00XX */
+    if (n > PY_SSIZE_T_MAX / 6 - 10) return -1;
+    /* the worst case: every byte \u00XX; and room for a whole word copied past the end */
+    if (buf_reserve(b, 6 * n + 10) < 0) return -1;
     char *out = b->data + b->len;
     *out++ = '"';
-    Py_ssize_t i = 0, start = 0;
-    while (i < n) {
-        if (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (!flags_escape(w)) {
-                i += 8;
-                continue;
-            }
+    Py_ssize_t i = 0;
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        memcpy(out, &w, 8);
+        uint64_t flags = flags_escape(w);
+        if (!flags) {
+            out += 8;
+            i += 8;
+            continue;
         }
-        Py_ssize_t end = i + 8 < n ? i + 8 : n;
-        for (; i < end; i++) {
-            if (!ESCAPED[s[i]]) continue;
-            memcpy(out, s + start, (size_t)(i - start));
-            out += i - start;
-            out += escape_of(s[i], out);
-            start = i + 1;
-        }
+        int clean = __builtin_ctzll(flags) >> 3; /* the bytes before the first to escape */
+        out += clean;
+        i += clean;
+        out += escape_of(s[i], out);
+        i++;
     }
-    memcpy(out, s + start, (size_t)(n - start));
-    out += n - start;
+    for (; i < n; i++) {
+        if (ESCAPED[s[i]])
+            out += escape_of(s[i], out);
+        else
+            *out++ = (char)s[i];
+    }
     *out++ = '"';
     b->len = out - b->data;
     return 0;
@@ -1395,11 +1424,11 @@ static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t
     Doc d;
     memset(&d, 0, sizeof d);
     d.open = d.run = -1;
-    Buf out = {0};
+    Buf out = {0}; /* written in place in the answer's bytes object: no copy at the end */
     PyObject *result = NULL;
     /* room for what a document usually needs: fewer reallocations */
     if (buf_reserve(&d.text, size) < 0 || buf_reserve(&d.nodes, (size / 24 + 16) * (Py_ssize_t)sizeof(Node)) < 0 ||
-        buf_reserve(&out, size + 64) < 0) {
+        bytes_buf(&out, size + 64) < 0) {
         doc_free(&d);
         buf_free(&out);
         return PyErr_NoMemory();
@@ -1429,7 +1458,11 @@ static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t
         if (written == -1) PyErr_NoMemory();
     }
     xmlFreeParserCtxt(ctxt);
-    if (written == 0) result = PyBytes_FromStringAndSize(out.data, out.len);
+    if (written == 0) {
+        if (_PyBytes_Resize(&out.bytes, out.len) == 0) result = out.bytes;
+        out.bytes = NULL; /* (returned, or freed by the resize that failed) */
+        out.data = NULL;
+    }
     doc_free(&d);
     buf_free(&out);
     return result;

@@ -53,6 +53,11 @@ _PROBLEM_TYPE: Final = "application/problem+json"
 #: C when the gateway's build is current (``_xml_json``: no Python object per element)
 _xml_to_json: Final = xml_to_json
 _SOAP11: Final = SOAP11_NS
+#: the headers describing the node's body, which the converted one replaces: its type is set
+#: again, the others go
+_OLD_BODY_HEADERS: Final = frozenset(
+    {"content-length", "etag", "content-md5", "content-encoding", "content-type"}
+)
 #: Accept headers seen, with what they decide, per runtime (bounded: clients send few kinds)
 _MEMO_SIZE: Final = 256
 
@@ -332,11 +337,9 @@ class Mediation(BasePluginRuntime):
         encoding = headers.get("content-encoding")
         if encoding and encoding.strip().lower() != "identity":
             return  # (asked for none: a node that encodes anyway is relayed as it answered)
-        length = headers.pop("content-length")
-        headers.pop("etag")
-        headers.pop("content-md5")
-        headers.pop("content-encoding")
-        headers["content-type"] = target if target == _JSON_TYPE else target + "; charset=utf-8"
+        length = headers.get("content-length")
+        headers.remove(_OLD_BODY_HEADERS)  # (one pass: a pop per name copies the list each)
+        headers.add("content-type", target if target == _JSON_TYPE else target + "; charset=utf-8")
         if ctx.request.method == "HEAD":
             return
         # an answer that says it is too long is refused before any of it is held
