@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from portico.gateway.context import (
     PluginRuntime,
-    RelayedHead,
     Reply,
     RequestContext,
     ResponseHeaders,
@@ -162,12 +161,12 @@ class ObservedAnswer(LineRelay):
             return None
         added = ctx._response_headers
         if not added:
-            ctx.response_head = RelayedHead(response.lines, None, tag)
+            ctx.keep_relayed_head(response.lines, None, tag)
             return response.lines
         plain = AddedHeaders.of(added)
         if plain is None:
             return None
         lines = plain.lines_after(response, tag)
         if lines is not None:
-            ctx.response_head = RelayedHead(response.lines, plain.pairs, tag)
+            ctx.keep_relayed_head(response.lines, plain.pairs, tag)
         return lines

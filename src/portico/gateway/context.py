@@ -290,8 +290,11 @@ class RequestContext:
     #: the route's ``RouteRuntime.rollup_key`` (set by ``Gateway.handle``, which makes it)
     rollup_key: tuple[str, str, str] = ("", "", "")
     #: the head as relayed, when observers did not see it in ``header_filter`` (see the module
-    #: docstring)
-    response_head: RelayedHead | None = None
+    #: docstring): its parts, read whole by ``response_head`` (kept as fields: an object for
+    #: them cost more than the logger that reads them saved)
+    relayed_lines: list[bytes] | None = None
+    relayed_added: list[tuple[str, str]] | None = None
+    relayed_tag: tuple[str, str] | None = None
     #: the header the request id travels in (upstream, and back unless
     #: ``request_id_in_response`` is False): the route's request-id plugin may change both
     request_id_header: str = "x-request-id"
@@ -367,6 +370,23 @@ class RequestContext:
         if found is None:
             found = self._body_filters = []
         return found
+
+    @property
+    def response_head(self) -> RelayedHead | None:
+        """The head as relayed, when observers did not see it in ``header_filter`` (see the
+        module docstring); None otherwise."""
+        lines = self.relayed_lines
+        if lines is None:
+            return None
+        return RelayedHead(lines, self.relayed_added, self.relayed_tag)
+
+    def keep_relayed_head(
+        self, lines: list[bytes], added: list[tuple[str, str]] | None, tag: tuple[str, str] | None
+    ) -> None:
+        """Keep the head relayed as it came, for observers (``response_head``)."""
+        self.relayed_lines = lines
+        self.relayed_added = added
+        self.relayed_tag = tag
 
     @property
     def latency(self) -> float:

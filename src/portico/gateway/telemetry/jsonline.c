@@ -189,14 +189,7 @@ static inline int tail_block(const unsigned char *tail, __m128i *v) {
 /* UTF-8 text s escaped for a JSON string (no quotes). Each block of 16 is stored whole, then
  * the output advances past its clean bytes only: the room reserved for the worst case (six
  * bytes out per byte in) covers the 16 written ahead while 16 bytes or more remain. */
-static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
-    if (n > PY_SSIZE_T_MAX / 6 - 2) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    /* the worst case (every byte \u00XX), and room for a whole block stored past the end */
-    if (buf_reserve(b, 6 * n + 2 + 16) < 0) return -1;
-    char *out = b->data + b->len;
+static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i + 16 <= n) {
         __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
@@ -230,8 +223,7 @@ static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
             *out++ = (char)c;
         }
     }
-    b->len = out - b->data;
-    return 0;
+    return out;
 }
 #else
 /* Whether any of the 8 bytes of w needs escaping (below 0x20, '"' or '\\'), eight at a time:
@@ -248,13 +240,7 @@ static inline uint64_t flags_escape(uint64_t w) {
 }
 
 /* UTF-8 text s escaped for a JSON string (no quotes) */
-static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
-    if (n > PY_SSIZE_T_MAX / 6 - 2) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (buf_reserve(b, 6 * n + 2) < 0) return -1; /* the worst case: every byte \u00XX */
-    char *out = b->data + b->len;
+static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0, start = 0;
     while (i < n) {
         if (i + 8 <= n) {
@@ -276,10 +262,24 @@ static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
     }
     memcpy(out, s + start, (size_t)(n - start));
     out += n - start;
-    b->len = out - b->data;
-    return 0;
+    return out;
 }
 #endif
+
+/* the room a string of n bytes may take written as JSON (quotes included): the worst case,
+ * every byte \u00XX, and a whole block stored past the end (write_escaped) */
+#define STRING_ROOM(n) (6 * (n) + 2 + 16)
+
+/* text s escaped for a JSON string (no quotes) at the end of b */
+static int put_escaped(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 6 - 32) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (buf_reserve(b, STRING_ROOM(n)) < 0) return -1;
+    b->len = write_escaped(b->data + b->len, s, n) - b->data;
+    return 0;
+}
 
 /* The UTF-8 of str text: an ASCII string's own characters, read in place (what
  * PyUnicode_AsUTF8AndSize gives for it too, after a call and its checks), else that call's. */
@@ -298,13 +298,7 @@ static int put_utf8_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
 }
 
 /* latin-1 bytes s (a header value as it came) as a JSON string: the UTF-8 of its characters */
-static int put_latin1_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
-    if (n > PY_SSIZE_T_MAX / 6 - 2) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (buf_reserve(b, 6 * n + 2 + 16) < 0) return -1; /* (a block stored past the end) */
-    char *out = b->data + b->len;
+static char *write_latin1_string(char *out, const unsigned char *s, Py_ssize_t n) {
     *out++ = '"';
     Py_ssize_t i = 0;
     while (i < n) {
@@ -345,8 +339,7 @@ static int put_latin1_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
         }
     }
     *out++ = '"';
-    b->len = out - b->data;
-    return 0;
+    return out;
 }
 
 static int put_str(Buf *b, PyObject *text) {
@@ -359,12 +352,25 @@ static int put_str(Buf *b, PyObject *text) {
 /* ------------------------------------------------------------------ other values */
 
 /* the digits of u, right-aligned in out[0..24); where they start */
+static const char PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 static inline int digits_of(unsigned long long u, char *out) {
     int at = 24;
-    do {
-        out[--at] = (char)('0' + (u % 10));
-        u /= 10;
-    } while (u);
+    while (u >= 100) { /* two digits a division (a time in milliseconds has thirteen) */
+        unsigned int pair = (unsigned int)(u % 100);
+        u /= 100;
+        at -= 2;
+        memcpy(out + at, PAIRS + 2 * pair, 2);
+    }
+    if (u >= 10) {
+        at -= 2;
+        memcpy(out + at, PAIRS + 2 * u, 2);
+    } else {
+        out[--at] = (char)('0' + u);
+    }
     return at;
 }
 
@@ -502,9 +508,30 @@ static int put_rendered(Buf *b, PyObject **piece, PyObject *const *value, Py_ssi
             PyErr_SetString(PyExc_TypeError, "pieces must be bytes");
             return -1;
         }
-        if (buf_put(b, PyBytes_AS_STRING(piece[i]), PyBytes_GET_SIZE(piece[i])) < 0) return -1;
-        if (i == count) break;
-        PyObject *v = value[i];
+        Py_ssize_t n = PyBytes_GET_SIZE(piece[i]);
+        PyObject *v = i < count ? value[i] : NULL;
+        if (v != NULL && PyUnicode_CheckExact(v)) {
+            /* the usual pair, a piece and a string: room for both at once, both written
+             * through a pointer of their own */
+            Py_ssize_t len;
+            const char *text = utf8_of(v, &len);
+            if (text == NULL) return -1;
+            if (len > PY_SSIZE_T_MAX / 6 - 32 - n) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (buf_reserve(b, n + STRING_ROOM(len)) < 0) return -1;
+            char *out = b->data + b->len;
+            memcpy(out, PyBytes_AS_STRING(piece[i]), (size_t)n);
+            out += n;
+            *out++ = '"';
+            out = write_escaped(out, (const unsigned char *)text, len);
+            *out++ = '"';
+            b->len = out - b->data;
+            continue;
+        }
+        if (buf_put(b, PyBytes_AS_STRING(piece[i]), n) < 0) return -1;
+        if (v == NULL) break;
         if (headers != NULL && (v == REQUEST_HEADERS || v == RESPONSE_HEADERS)) {
             if (put_entry_headers(b, v, headers) < 0) return -1;
         } else if (put_value(b, v) < 0) {
@@ -674,36 +701,61 @@ static int headers_add(Headers *h, PyObject *name, const char *name_utf8, Py_ssi
     return 0;
 }
 
-static int put_header_value(Buf *b, Header *item) {
-    if (item->value == NULL) return buf_put(b, REDACTED, (Py_ssize_t)sizeof REDACTED - 1);
-    if (item->latin1) return put_latin1_string(b, item->value, item->value_len);
-    return put_utf8_string(b, item->value, item->value_len);
+/* a header's value as JSON at out (room made by put_headers) */
+static char *write_header_value(char *out, Header *item) {
+    if (item->value == NULL) {
+        memcpy(out, REDACTED, sizeof REDACTED - 1);
+        return out + sizeof REDACTED - 1;
+    }
+    if (item->latin1) return write_latin1_string(out, item->value, item->value_len);
+    *out++ = '"';
+    out = write_escaped(out, item->value, item->value_len);
+    *out++ = '"';
+    return out;
 }
 
-/* h as a JSON object at the end of b */
+/* h as a JSON object at the end of b: room made once for all of it, then written through a
+ * pointer of its own (a check of the room and a store of the length for each byte put, a
+ * colon or a quote, were a fifth of the cost of an entry's headers) */
 static int put_headers(Buf *b, Headers *h) {
-    if (buf_byte(b, '{') < 0) return -1;
+    Py_ssize_t room = 2;
+    for (Py_ssize_t i = 0; i < h->len; i++) {
+        Header *item = &h->items[i];
+        Py_ssize_t longest = item->name_len > item->value_len ? item->name_len : item->value_len;
+        if (longest > PY_SSIZE_T_MAX / 16 - 64 || room > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        /* its name (written once, counted each time), ":", "[", its value, "," and "]" */
+        room += STRING_ROOM(item->name_len) + STRING_ROOM(item->value_len) + 4;
+    }
+    if (buf_reserve(b, room) < 0) return -1;
+    char *out = b->data + b->len;
+    *out++ = '{';
     int any = 0;
     for (Py_ssize_t i = 0; i < h->len; i++) {
         Header *item = &h->items[i];
         if (item->count == 0) continue;
-        if (any && buf_byte(b, ',') < 0) return -1;
+        if (any) *out++ = ',';
         any = 1;
-        if (put_utf8_string(b, (const unsigned char *)item->name_utf8, item->name_len) < 0 ||
-            buf_byte(b, ':') < 0)
-            return -1;
+        *out++ = '"';
+        out = write_escaped(out, (const unsigned char *)item->name_utf8, item->name_len);
+        *out++ = '"';
+        *out++ = ':';
         if (item->count == 1) {
-            if (put_header_value(b, item) < 0) return -1;
+            out = write_header_value(out, item);
             continue;
         }
-        if (buf_byte(b, '[') < 0) return -1;
+        *out++ = '[';
         for (Py_ssize_t j = i; j >= 0; j = h->items[j].next) {
-            if (j != i && buf_byte(b, ',') < 0) return -1;
-            if (put_header_value(b, &h->items[j]) < 0) return -1;
+            if (j != i) *out++ = ',';
+            out = write_header_value(out, &h->items[j]);
         }
-        if (buf_byte(b, ']') < 0) return -1;
+        *out++ = ']';
     }
-    return buf_byte(b, '}');
+    *out++ = '}';
+    b->len = out - b->data;
+    return 0;
 }
 
 static PyObject *headers_written(Headers *h) {

@@ -395,9 +395,9 @@ class EntryEncoder:
         if headers is not None:
             answer = headers.items()
         else:  # relayed as it came: the head kept for observers, taken apart by the batch
-            head = ctx.response_head
-            if head is not None:
-                lines, added, tag = head.lines, head.added, head.tag
+            lines = ctx.relayed_lines
+            if lines is not None:
+                added, tag = ctx.relayed_added, ctx.relayed_tag
         response_body = _NOTHING
         if self.response_body:
             kept = ctx.vars.get(_RESPONSE_BODY)
