@@ -255,10 +255,20 @@ def test_stamped_lines_refuse_malformed_input(module: ModuleType) -> None:
 # ---------------------------------------------------------------------- EntryBatch
 
 
-def _add(module: ModuleType, batch: Any, asker: Asker, entry: dict[str, Any]) -> int:
+PIECES = (b'{"a":', b',"request":', b',"b":', b',"response":', b"}")
+
+
+def _escaped(text: bytes) -> bytes:
+    return json.encoder.encode_basestring(text.decode())[1:-1].encode()
+
+
+def _add(
+    module: ModuleType, batch: Any, asker: Asker, entry: dict[str, Any], escaped: bool = False
+) -> int:
     """Add ``entry`` (what ``ENTRIES`` draws) to ``batch`` as log_entry does: the request's
-    headers and the answer's (pairs, wire lines or none) where their markers stand."""
-    pieces = (b'{"a":', b',"request":', b',"b":', b',"response":', b"}")
+    headers and the answer's (pairs, wire lines or none) where their markers stand; the
+    pieces escaped for an ``escaped`` batch."""
+    pieces = tuple(map(_escaped, PIECES)) if escaped else PIECES
     values = (entry["a"], module.REQUEST_HEADERS, entry["b"], module.RESPONSE_HEADERS)
     lines: list[bytes] | None = None
     if entry["lines"] is not None:
@@ -392,3 +402,25 @@ def test_a_batch_being_read_takes_no_more_entries() -> None:
     view.release()
     _add(C, batch, asker, entry)
     assert len(batch) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(entries=st.lists(ENTRIES, max_size=5))
+def test_an_escaped_batch_holds_its_entries_as_json_strings(
+    entries: list[dict[str, Any]],
+) -> None:
+    """aggregator-logger's batches: each entry written as the content of a JSON string, its
+    pieces given escaped; stamped() then writes what a plain batch's stamped() writes."""
+    written = []
+    for module in (REFERENCE, C) if C is not None else (REFERENCE,):
+        plain, escaped = module.EntryBatch(b""), module.EntryBatch(b"", 10, True)
+        plain_asker, escaped_asker = Asker(module), Asker(module)
+        for entry in entries:
+            _add(module, plain, plain_asker, entry)
+            _add(module, escaped, escaped_asker, entry, escaped=True)
+        assert escaped.lines() == [_escaped(line) for line in plain.lines()]
+        for line, original in zip(escaped.lines(), plain.lines(), strict=True):
+            assert json.loads(b'"' + line + b'"') == original.decode()
+        assert escaped.stamped() == plain.stamped()
+        written.append(escaped.stamped())
+    assert len(set(written)) == 1

@@ -53,7 +53,8 @@ class LoggerRuntime(LogPhases):
     processor of its configuration. The request is never affected by the sink: a failed send
     is retried, then dropped and counted (``portico_log_entries_dropped_total``).
     ``between``: what the sink sends between two entries of a batch (its batches are
-    written so, and sent as they are: ``EntryBatch.view``)."""
+    written so, and sent as they are: ``EntryBatch.view``); ``escaped``: the sink sends
+    each entry as a JSON string (``EntryBatch.stamped``)."""
 
     def __init__(
         self,
@@ -63,15 +64,18 @@ class LoggerRuntime(LogPhases):
         sink: Sink,
         *,
         between: bytes = b"",
+        escaped: bool = False,
         request_body: bool = False,
         response_body: bool = False,
         close_grace: float = 5.0,
     ) -> None:
-        encoder = EntryEncoder(services.env_id, services.node_id, request_body, response_body)
+        encoder = EntryEncoder(
+            services.env_id, services.node_id, request_body, response_body, escaped
+        )
         expected = config.batch_max_size
 
         def new_batch() -> EntryBatch:
-            return EntryBatch(between, expected)
+            return EntryBatch(between, expected, escaped)
 
         batch = batch_processor(plugin, config, services, sink, new_batch, close_grace=close_grace)
         super().__init__(batch, encoder, services.now)

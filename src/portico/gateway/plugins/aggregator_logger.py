@@ -81,6 +81,7 @@ class AggregatorLoggerRuntime(LoggerRuntime):
             config,
             services,
             _sink(config, poster),
+            escaped=True,  # each entry is a JSON string of the push: written so at once
             close_grace=min(5.0, config.timeout / 1000),
         )
         poster.shared(services, PLUGIN.name, config)

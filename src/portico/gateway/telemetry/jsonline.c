@@ -164,6 +164,25 @@ static inline int escape_of(unsigned char c, char *out) {
     }
 }
 
+/* the escape of c escaped again, for a JSON text written as the content of a JSON string
+ * (an entry inside Loki's push): \" becomes \\\", \n becomes \\n, \u0001 \\u0001 */
+static inline int escape2_of(unsigned char c, char *out) {
+    char first[6];
+    int n = escape_of(c, first);
+    out[0] = '\\';
+    out[1] = '\\';
+    if (first[1] == '"' || first[1] == '\\') {
+        out[2] = '\\';
+        out[3] = first[1];
+        return 4;
+    }
+    memcpy(out + 2, first + 1, (size_t)(n - 1));
+    return n + 1;
+}
+
+/* c escaped once, or twice */
+#define ESCAPE(c, out, twice) ((twice) ? escape2_of((c), (out)) : escape_of((c), (out)))
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
@@ -189,7 +208,8 @@ static inline int tail_block(const unsigned char *tail, __m128i *v) {
 /* UTF-8 text s escaped for a JSON string (no quotes). Each block of 16 is stored whole, then
  * the output advances past its clean bytes only: the room reserved for the worst case (six
  * bytes out per byte in) covers the 16 written ahead while 16 bytes or more remain. */
-static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
+static inline __attribute__((always_inline)) char *
+write_escaped_as(char *out, const unsigned char *s, Py_ssize_t n, int twice) {
     Py_ssize_t i = 0;
     while (i + 16 <= n) {
         __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
@@ -203,7 +223,7 @@ static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
         int clean = __builtin_ctz((unsigned int)mask);
         out += clean;
         i += clean;
-        out += escape_of(s[i], out);
+        out += ESCAPE(s[i], out, twice);
         i++;
     }
     __m128i v;
@@ -218,7 +238,7 @@ static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
     for (; i < n; i++) {
         unsigned char c = s[i];
         if (ESCAPED[c]) {
-            out += escape_of(c, out);
+            out += ESCAPE(c, out, twice);
         } else {
             *out++ = (char)c;
         }
@@ -240,7 +260,8 @@ static inline uint64_t flags_escape(uint64_t w) {
 }
 
 /* UTF-8 text s escaped for a JSON string (no quotes) */
-static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
+static inline __attribute__((always_inline)) char *
+write_escaped_as(char *out, const unsigned char *s, Py_ssize_t n, int twice) {
     Py_ssize_t i = 0, start = 0;
     while (i < n) {
         if (i + 8 <= n) {
@@ -256,7 +277,7 @@ static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
             if (!ESCAPED[s[i]]) continue;
             memcpy(out, s + start, (size_t)(i - start));
             out += i - start;
-            out += escape_of(s[i], out);
+            out += ESCAPE(s[i], out, twice);
             start = i + 1;
         }
     }
@@ -265,6 +286,18 @@ static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
     return out;
 }
 #endif
+
+static char *write_escaped(char *out, const unsigned char *s, Py_ssize_t n) {
+    return write_escaped_as(out, s, n, 0);
+}
+
+static char *write_escaped_twice(char *out, const unsigned char *s, Py_ssize_t n) {
+    return write_escaped_as(out, s, n, 1);
+}
+
+/* the room a string of n bytes may take written as JSON, once or twice escaped (quotes
+ * included): the worst case, every byte \\u00XX, and a whole block stored past the end */
+#define STRING_ROOM2(n) (7 * (n) + 4 + 16)
 
 /* the room a string of n bytes may take written as JSON (quotes included): the worst case,
  * every byte \u00XX, and a whole block stored past the end (write_escaped) */
@@ -297,8 +330,26 @@ static int put_utf8_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
     return buf_byte(b, '"');
 }
 
+/* the same, escaped once more (quotes \\" included) */
+static int put_utf8_string_twice(Buf *b, const unsigned char *s, Py_ssize_t n) {
+    if (n > PY_SSIZE_T_MAX / 7 - 32) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (buf_reserve(b, STRING_ROOM2(n)) < 0) return -1;
+    char *out = b->data + b->len;
+    *out++ = '\\';
+    *out++ = '"';
+    out = write_escaped_twice(out, s, n);
+    *out++ = '\\';
+    *out++ = '"';
+    b->len = out - b->data;
+    return 0;
+}
+
 /* latin-1 bytes s (a header value as it came) as a JSON string: the UTF-8 of its characters */
-static char *write_latin1_string(char *out, const unsigned char *s, Py_ssize_t n) {
+static char *write_latin1_string(char *out, const unsigned char *s, Py_ssize_t n, int twice) {
+    if (twice) *out++ = '\\';
     *out++ = '"';
     Py_ssize_t i = 0;
     while (i < n) {
@@ -332,21 +383,23 @@ static char *write_latin1_string(char *out, const unsigned char *s, Py_ssize_t n
                 *out++ = (char)(0xC0 | (c >> 6));
                 *out++ = (char)(0x80 | (c & 0x3F));
             } else if (ESCAPED[c]) {
-                out += escape_of(c, out);
+                out += ESCAPE(c, out, twice);
             } else {
                 *out++ = (char)c;
             }
         }
     }
+    if (twice) *out++ = '\\';
     *out++ = '"';
     return out;
 }
 
-static int put_str(Buf *b, PyObject *text) {
+static int put_str(Buf *b, PyObject *text, int twice) {
     Py_ssize_t n;
     const char *s = utf8_of(text, &n);
     if (s == NULL) return -1; /* a lone surrogate: not UTF-8, as orjson refuses it */
-    return put_utf8_string(b, (const unsigned char *)s, n);
+    return twice ? put_utf8_string_twice(b, (const unsigned char *)s, n)
+                 : put_utf8_string(b, (const unsigned char *)s, n);
 }
 
 /* ------------------------------------------------------------------ other values */
@@ -452,8 +505,8 @@ static int put_float(Buf *b, PyObject *value) {
 }
 
 /* a tuple of strings as one JSON string (the caller's pieces of one text, unjoined) */
-static int put_joined(Buf *b, PyObject *parts) {
-    if (buf_byte(b, '"') < 0) return -1;
+static int put_joined(Buf *b, PyObject *parts, int twice) {
+    if ((twice && buf_byte(b, '\\') < 0) || buf_byte(b, '"') < 0) return -1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(parts); i++) {
         PyObject *part = PyTuple_GET_ITEM(parts, i);
         if (!PyUnicode_Check(part)) {
@@ -462,22 +515,37 @@ static int put_joined(Buf *b, PyObject *parts) {
         }
         Py_ssize_t n;
         const char *text = utf8_of(part, &n);
-        if (text == NULL || put_escaped(b, (const unsigned char *)text, n) < 0) return -1;
+        if (text == NULL) return -1;
+        if (twice) {
+            if (n > PY_SSIZE_T_MAX / 7 - 32) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (buf_reserve(b, STRING_ROOM2(n)) < 0) return -1;
+            b->len = write_escaped_twice(b->data + b->len, (const unsigned char *)text, n) - b->data;
+        } else if (put_escaped(b, (const unsigned char *)text, n) < 0) {
+            return -1;
+        }
     }
+    if (twice && buf_byte(b, '\\') < 0) return -1;
     return buf_byte(b, '"');
 }
 
-static int put_value(Buf *b, PyObject *value) {
-    if (PyUnicode_CheckExact(value)) return put_str(b, value);
-    if (PyTuple_CheckExact(value)) return put_joined(b, value);
-    if (PyBytes_Check(value))
-        return buf_put(b, PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
+/* value as JSON; twice: that JSON escaped as the content of a JSON string */
+static int put_value(Buf *b, PyObject *value, int twice) {
+    if (PyUnicode_CheckExact(value)) return put_str(b, value, twice);
+    if (PyTuple_CheckExact(value)) return put_joined(b, value, twice);
+    if (PyBytes_Check(value)) {
+        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(value);
+        if (twice) return put_escaped(b, text, PyBytes_GET_SIZE(value));
+        return buf_put(b, (const char *)text, PyBytes_GET_SIZE(value));
+    }
     if (value == Py_None) return buf_put(b, "null", 4);
     if (value == Py_True) return buf_put(b, "true", 4);
     if (value == Py_False) return buf_put(b, "false", 5);
     if (PyLong_CheckExact(value)) return put_int(b, value);
     if (PyFloat_CheckExact(value)) return put_float(b, value);
-    if (PyUnicode_Check(value)) return put_str(b, value);
+    if (PyUnicode_Check(value)) return put_str(b, value, twice);
     PyErr_Format(PyExc_TypeError, "cannot write a %.100s as JSON", Py_TYPE(value)->tp_name);
     return -1;
 }
@@ -496,13 +564,13 @@ static PyObject *bytes_of(Buf *b) {
 
 /* what an entry's header objects are written from (EntryBatch.add); NULL: no headers */
 typedef struct EntryHeaders EntryHeaders;
-static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *headers);
+static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *headers, int twice);
 static PyObject *REQUEST_HEADERS; /* the values that stand for them */
 static PyObject *RESPONSE_HEADERS;
 
 /* pieces[0], values[0], pieces[1], ... values[count - 1], pieces[count] */
 static int put_rendered(Buf *b, PyObject **piece, PyObject *const *value, Py_ssize_t count,
-                        EntryHeaders *headers) {
+                        EntryHeaders *headers, int twice) {
     for (Py_ssize_t i = 0; i <= count; i++) {
         if (!PyBytes_Check(piece[i])) {
             PyErr_SetString(PyExc_TypeError, "pieces must be bytes");
@@ -510,7 +578,7 @@ static int put_rendered(Buf *b, PyObject **piece, PyObject *const *value, Py_ssi
         }
         Py_ssize_t n = PyBytes_GET_SIZE(piece[i]);
         PyObject *v = i < count ? value[i] : NULL;
-        if (v != NULL && PyUnicode_CheckExact(v)) {
+        if (v != NULL && !twice && PyUnicode_CheckExact(v)) {
             /* the usual pair, a piece and a string: room for both at once, both written
              * through a pointer of their own */
             Py_ssize_t len;
@@ -533,8 +601,8 @@ static int put_rendered(Buf *b, PyObject **piece, PyObject *const *value, Py_ssi
         if (buf_put(b, PyBytes_AS_STRING(piece[i]), n) < 0) return -1;
         if (v == NULL) break;
         if (headers != NULL && (v == REQUEST_HEADERS || v == RESPONSE_HEADERS)) {
-            if (put_entry_headers(b, v, headers) < 0) return -1;
-        } else if (put_value(b, v) < 0) {
+            if (put_entry_headers(b, v, headers, twice) < 0) return -1;
+        } else if (put_value(b, v, twice) < 0) {
             return -1;
         }
     }
@@ -563,7 +631,7 @@ static PyObject *render(PyObject *module, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_ValueError, "render needs one piece more than values");
         goto fail;
     }
-    if (put_rendered(&b, piece, value, count, NULL) < 0) goto fail;
+    if (put_rendered(&b, piece, value, count, NULL, 0) < 0) goto fail;
     Py_DECREF(pieces);
     Py_DECREF(values);
     return bytes_of(&b);
@@ -579,6 +647,7 @@ fail:
 static PyObject *SECRET;    /* "secret" */
 static PyObject *WIRE_NAME; /* "wire_name" */
 static const char REDACTED[] = "\"[REDACTED]\"";
+static const char REDACTED2[] = "\\\"[REDACTED]\\\""; /* (escaped again) */
 
 /* one header of an object: its name (a reference held), its value, and its place among the
  * headers of the same name */
@@ -702,14 +771,32 @@ static int headers_add(Headers *h, PyObject *name, const char *name_utf8, Py_ssi
 }
 
 /* a header's value as JSON at out (room made by put_headers) */
-static char *write_header_value(char *out, Header *item) {
+static char *write_header_value(char *out, Header *item, int twice) {
     if (item->value == NULL) {
+        if (twice) {
+            memcpy(out, REDACTED2, sizeof REDACTED2 - 1);
+            return out + sizeof REDACTED2 - 1;
+        }
         memcpy(out, REDACTED, sizeof REDACTED - 1);
         return out + sizeof REDACTED - 1;
     }
-    if (item->latin1) return write_latin1_string(out, item->value, item->value_len);
+    if (item->latin1) return write_latin1_string(out, item->value, item->value_len, twice);
+    if (twice) {
+        *out++ = '\\';
+        *out++ = '"';
+        out = write_escaped_twice(out, item->value, item->value_len);
+        *out++ = '\\';
+    } else {
+        *out++ = '"';
+        out = write_escaped(out, item->value, item->value_len);
+    }
     *out++ = '"';
-    out = write_escaped(out, item->value, item->value_len);
+    return out;
+}
+
+/* a quote, escaped if twice */
+static inline char *write_quote(char *out, int twice) {
+    if (twice) *out++ = '\\';
     *out++ = '"';
     return out;
 }
@@ -717,7 +804,7 @@ static char *write_header_value(char *out, Header *item) {
 /* h as a JSON object at the end of b: room made once for all of it, then written through a
  * pointer of its own (a check of the room and a store of the length for each byte put, a
  * colon or a quote, were a fifth of the cost of an entry's headers) */
-static int put_headers(Buf *b, Headers *h) {
+static int put_headers(Buf *b, Headers *h, int twice) {
     Py_ssize_t room = 2;
     for (Py_ssize_t i = 0; i < h->len; i++) {
         Header *item = &h->items[i];
@@ -727,7 +814,7 @@ static int put_headers(Buf *b, Headers *h) {
             return -1;
         }
         /* its name (written once, counted each time), ":", "[", its value, "," and "]" */
-        room += STRING_ROOM(item->name_len) + STRING_ROOM(item->value_len) + 4;
+        room += STRING_ROOM2(item->name_len) + STRING_ROOM2(item->value_len) + 4;
     }
     if (buf_reserve(b, room) < 0) return -1;
     char *out = b->data + b->len;
@@ -738,18 +825,20 @@ static int put_headers(Buf *b, Headers *h) {
         if (item->count == 0) continue;
         if (any) *out++ = ',';
         any = 1;
-        *out++ = '"';
-        out = write_escaped(out, (const unsigned char *)item->name_utf8, item->name_len);
-        *out++ = '"';
+        out = write_quote(out, twice);
+        out = twice ? write_escaped_twice(out, (const unsigned char *)item->name_utf8,
+                                          item->name_len)
+                    : write_escaped(out, (const unsigned char *)item->name_utf8, item->name_len);
+        out = write_quote(out, twice);
         *out++ = ':';
         if (item->count == 1) {
-            out = write_header_value(out, item);
+            out = write_header_value(out, item, twice);
             continue;
         }
         *out++ = '[';
         for (Py_ssize_t j = i; j >= 0; j = h->items[j].next) {
             if (j != i) *out++ = ',';
-            out = write_header_value(out, &h->items[j]);
+            out = write_header_value(out, &h->items[j], twice);
         }
         *out++ = ']';
     }
@@ -761,7 +850,7 @@ static int put_headers(Buf *b, Headers *h) {
 static PyObject *headers_written(Headers *h) {
     Buf b;
     buf_init(&b);
-    if (put_headers(&b, h) < 0) {
+    if (put_headers(&b, h, 0) < 0) {
         buf_free(&b);
         return NULL;
     }
@@ -1084,7 +1173,7 @@ static inline Py_ssize_t stamped_room(Py_ssize_t size) { return size + size / 4 
 
 /* one line beside its time (seconds since the epoch) as Loki's [ "<ns>", "<line>" ] */
 static int put_stamped(Buf *b, Py_ssize_t index, const char *line, Py_ssize_t size,
-                       double seconds) {
+                       double seconds, int escaped) {
     double nanos = seconds * 1000000000.0;
     if (!(nanos > -9.2e18 && nanos < 9.2e18)) {
         PyErr_SetString(PyExc_ValueError, "a time out of range");
@@ -1098,8 +1187,13 @@ static int put_stamped(Buf *b, Py_ssize_t index, const char *line, Py_ssize_t si
     digits[--at] = '"';
     digits[--at] = '[';
     if ((index && buf_byte(b, ',') < 0) || buf_put(b, digits + at, 26 - at) < 0 ||
-        buf_put(b, "\",", 2) < 0 || put_utf8_string(b, (const unsigned char *)line, size) < 0)
+        buf_put(b, "\",", 2) < 0)
         return -1;
+    if (escaped) { /* (written escaped already) */
+        if (buf_byte(b, '"') < 0 || buf_put(b, line, size) < 0 || buf_byte(b, '"') < 0) return -1;
+    } else if (put_utf8_string(b, (const unsigned char *)line, size) < 0) {
+        return -1;
+    }
     return buf_byte(b, ']');
 }
 
@@ -1136,7 +1230,7 @@ static PyObject *stamped_lines(PyObject *module, PyObject *const *args, Py_ssize
         PyObject *line = PyList_GET_ITEM(lines, i);
         double seconds = PyFloat_AsDouble(PyList_GET_ITEM(logged_at, i));
         if (seconds == -1.0 && PyErr_Occurred()) goto fail;
-        if (put_stamped(&b, i, PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line), seconds) < 0)
+        if (put_stamped(&b, i, PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line), seconds, 0) < 0)
             goto fail;
     }
     return bytes_of(&b);
@@ -1147,12 +1241,16 @@ fail:
 
 /* ------------------------------------------------------------------ a batch of entries */
 
-/* EntryBatch(between, expected): a logger's batch, its entries written straight into one
- * buffer with `between` between them (a sink's separator: "," for a JSON array, "\n" for
+/* EntryBatch(between, expected, escaped): a logger's batch, its entries written straight
+ * into one buffer with `between` between them (a sink's separator: "," for a JSON array, "\n" for
  * lines...), so that an entry is no object of its own and the batch's body is the buffer
  * itself (view(): no copy to send it). `expected`: the entries the batch will likely hold
  * (batch_max_size): once the first entry's size is known, room for that many is reserved at
- * once (at most RESERVE_MAX bytes), instead of growing the buffer a doubling at a time. */
+ * once (at most RESERVE_MAX bytes), instead of growing the buffer a doubling at a time.
+ * `escaped`: each entry is written as the content of a JSON string, its pieces given escaped
+ * so (aggregator-logger's entries are strings in Loki's push: escaping them again when the
+ * batch was sent cost a third of what writing them did), and stamped() takes them as they
+ * are. */
 #define RESERVE_MAX (8 * 1024 * 1024)
 
 struct EntryHeaders {
@@ -1177,11 +1275,12 @@ typedef struct {
     Py_ssize_t cap;
     Py_ssize_t expected;
     Py_ssize_t exports; /* buffer views alive: the data may not move nor change */
+    int escaped; /* each entry written as the content of a JSON string (see batch_init) */
 } EntryBatch;
 
 static PyTypeObject EntryBatchType;
 
-static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *e) {
+static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *e, int twice) {
     Headers h;
     headers_init(&h);
     int done;
@@ -1197,7 +1296,7 @@ static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *e) {
     } else {
         done = 0; /* no answer's head: {} */
     }
-    if (done == 0) done = put_headers(b, &h);
+    if (done == 0) done = put_headers(b, &h, twice);
     headers_free(&h);
     return done;
 }
@@ -1205,9 +1304,10 @@ static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *e) {
 static int batch_init(EntryBatch *self, PyObject *args, PyObject *kwargs) {
     PyObject *between;
     Py_ssize_t expected = 0;
-    static char *kwlist[] = {"between", "expected", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|n", kwlist, &PyBytes_Type, &between,
-                                     &expected))
+    int escaped = 0;
+    static char *kwlist[] = {"between", "expected", "escaped", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|np", kwlist, &PyBytes_Type, &between,
+                                     &expected, &escaped))
         return -1;
     if (self->between != NULL || self->count) {
         PyErr_SetString(PyExc_TypeError, "an EntryBatch is initialised once");
@@ -1216,6 +1316,7 @@ static int batch_init(EntryBatch *self, PyObject *args, PyObject *kwargs) {
     Py_INCREF(between);
     self->between = between;
     self->expected = expected < 0 ? 0 : expected;
+    self->escaped = escaped;
     return 0;
 }
 
@@ -1300,7 +1401,8 @@ static PyObject *batch_add(EntryBatch *self, PyObject *const *args, Py_ssize_t n
                                PyBytes_GET_SIZE(self->between)) < 0)
         goto fail;
     Py_ssize_t start = b->len;
-    if (put_rendered(b, &PyTuple_GET_ITEM(pieces, 0), args + 10, count, &headers) < 0) goto fail;
+    if (put_rendered(b, &PyTuple_GET_ITEM(pieces, 0), args + 10, count, &headers, self->escaped) < 0)
+        goto fail;
     if (self->count == 0 && self->expected > 1) {
         /* the first entry's size says what the batch will take: reserve it now */
         Py_ssize_t each = b->len - start + PyBytes_GET_SIZE(self->between);
@@ -1363,7 +1465,7 @@ static PyObject *batch_stamped(EntryBatch *self, PyObject *unused) {
     if (buf_init_owned(&b, room) < 0) return NULL;
     for (Py_ssize_t i = 0; i < self->count; i++) {
         if (put_stamped(&b, i, self->buf.data + self->starts[i], self->ends[i] - self->starts[i],
-                        self->at[i]) < 0) {
+                        self->at[i], self->escaped) < 0) {
             buf_free(&b);
             return NULL;
         }
@@ -1407,7 +1509,8 @@ static PyTypeObject EntryBatchType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "portico.gateway.telemetry.jsonline.EntryBatch",
     .tp_basicsize = sizeof(EntryBatch),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "EntryBatch(between, expected=0): a logger's batch of entries in one buffer.",
+    .tp_doc = "EntryBatch(between, expected=0, escaped=False): a logger's batch of entries in "
+              "one buffer.",
     .tp_new = batch_new,
     .tp_init = (initproc)batch_init,
     .tp_dealloc = (destructor)batch_dealloc,

@@ -190,15 +190,19 @@ class EntryBatch:
     for a JSON array, ``b"\\n"`` for lines). The C module's writes each entry straight into
     one buffer, so that an entry is no object of its own and the batch's body is that buffer
     (:meth:`view`, sent without a copy); ``expected`` (the batch's likely size) lets it
-    reserve room for the whole batch once the first entry's size is known. This one keeps a
-    list of bytes."""
+    reserve room for the whole batch once the first entry's size is known. ``escaped``: each
+    entry is written as the content of a JSON string (its pieces given escaped so, as
+    ``json.encoder.encode_basestring`` escapes), which :meth:`stamped` takes as it is
+    (aggregator-logger's entries are strings in Loki's push). This one keeps a list of
+    bytes."""
 
-    __slots__ = ("_at", "_between", "_lines")
+    __slots__ = ("_at", "_between", "_escaped", "_lines")
 
-    def __init__(self, between: bytes, expected: int = 0) -> None:
+    def __init__(self, between: bytes, expected: int = 0, escaped: bool = False) -> None:
         if not isinstance(between, bytes):
             raise TypeError("between must be bytes")
         self._between = between
+        self._escaped = escaped
         self._lines: list[bytes] = []
         self._at: list[float] = []
 
@@ -226,6 +230,8 @@ class EntryBatch:
         ``{}``. The bytes it added (its separator included); on an error, nothing."""
         if not isinstance(pieces, tuple) or len(pieces) != len(values) + 1:
             raise ValueError("pieces must be a tuple of one piece more than values")
+        if self._escaped:  # the entry as it would be, then escaped whole
+            pieces = tuple(json.loads(b'"' + piece + b'"').encode() for piece in pieces)
         at = float(logged_at)
         written: list[object] = []
         for value in values:
@@ -240,6 +246,8 @@ class EntryBatch:
                     value = b"{}"
             written.append(value)
         line = render(pieces, written)
+        if self._escaped:
+            line = _quote(line.decode())[1:-1].encode()
         added_bytes = len(line) + (len(self._between) if self._lines else 0)
         self._lines.append(line)
         self._at.append(at)
@@ -258,5 +266,9 @@ class EntryBatch:
         return list(self._at)
 
     def stamped(self) -> bytes:
-        """``stamped_lines(self.lines(), self.logged_at())``."""
-        return stamped_lines(self._lines, self._at)
+        """``stamped_lines(self.lines(), self.logged_at())`` (the lines escaped already if
+        ``escaped``: taken as they are)."""
+        if not self._escaped:
+            return stamped_lines(self._lines, self._at)
+        lines = [json.loads(b'"' + line + b'"').encode() for line in self._lines]
+        return stamped_lines(lines, self._at)

@@ -23,6 +23,7 @@ as it passes (a tee: the client's stream is untouched).
 from __future__ import annotations
 
 from collections.abc import Callable
+from json.encoder import encode_basestring
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote_plus
 
@@ -45,6 +46,7 @@ from portico.gateway.telemetry.batch import Batcher
 
 #: (Final aliases: see CONVENTIONS.md "Compiled modules")
 _render: Final = jsonline.render
+_quote: Final = encode_basestring
 #: where the batch writes the request's headers, and the answer's, in an entry
 _REQUEST_HEADERS_HERE: Final = jsonline.REQUEST_HEADERS
 _RESPONSE_HEADERS_HERE: Final = jsonline.RESPONSE_HEADERS
@@ -296,12 +298,18 @@ def _body_field(data: bytes | bytearray) -> bytes:
     return _render((b',"body":', b""), (_text(data),))
 
 
+def _escaped(piece: bytes) -> bytes:
+    """``piece`` (UTF-8) escaped as the content of a JSON string, as ``jsonline`` escapes."""
+    return _quote(piece.decode())[1:-1].encode()
+
+
 class RouteLog:
     """What an entry says of its route, read once per route (its fields are attributes of a
     pydantic model, a generic attribute read each): the redaction rules, and the pieces of
-    JSON an entry is written with, the route's fields among them."""
+    JSON an entry is written with, the route's fields among them (``escaped_pieces``: the
+    same escaped, for a batch whose entries are JSON strings)."""
 
-    __slots__ = ("pieces", "redaction", "route")
+    __slots__ = ("escaped_pieces", "pieces", "redaction", "route")
 
     def __init__(self, route: SnapshotRoute, env_id: str, node_id: str) -> None:
         self.route = route  # kept so that ``id(route)`` cannot be reused while cached
@@ -317,6 +325,7 @@ class RouteLog:
         route_fields = b"," + orjson.dumps(fields)[1:-1]
         # the consumer's field (and what plugins expose) between the last two
         self.pieces = (*_PIECES, route_fields, b"}")
+        self.escaped_pieces = tuple(_escaped(piece) for piece in self.pieces)
 
 
 class EntryEncoder:
@@ -327,8 +336,17 @@ class EntryEncoder:
     remembered by identity. One encoder per logger runtime: it keeps nothing of a snapshot
     but the routes and consumers it met."""
 
-    def __init__(self, env_id: str, node_id: str, request_body: bool, response_body: bool):
+    def __init__(
+        self,
+        env_id: str,
+        node_id: str,
+        request_body: bool,
+        response_body: bool,
+        escaped: bool = False,
+    ):
         self.env_id = env_id
+        #: entries written as JSON strings (``jsonline.EntryBatch``'s ``escaped``)
+        self.escaped = escaped
         self.node_id = node_id
         self.request_body = request_body
         self.response_body = response_body
@@ -405,7 +423,7 @@ class EntryEncoder:
                 response_body = _body_field(kept)
         upstream = ctx.upstream_seconds
         return batch.add(
-            route.pieces,
+            route.escaped_pieces if self.escaped else route.pieces,
             now,
             redaction.secret_headers,
             redaction,
