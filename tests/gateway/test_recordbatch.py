@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from portico import native
 from portico.gateway.telemetry import recordbatch as loaded
 from tests.support.c_modules import implementations
+from tests.support.kafkabroker import _records_in
 
 MODULE = "portico.gateway.telemetry.recordbatch"
 
@@ -93,3 +94,17 @@ def test_the_c_module_is_the_one_the_gateway_uses_when_built() -> None:
     if not native.active():
         pytest.skip("the interpreted modules run (PORTICO_NATIVE=0 or no current build)")
     assert native.compiled(loaded)
+
+
+@settings(max_examples=50, deadline=None)
+@given(counts=st.lists(st.integers(min_value=1, max_value=30), min_size=1, max_size=4))
+def test_the_bench_broker_counts_records_from_the_batch_headers(counts: list[int]) -> None:
+    """The benchmark's broker (``KafkaBroker(decode=False)``) counts what a Produce holds
+    from its record batches' headers: the count aiokafka reads."""
+
+    raw = b""
+    for count in counts:
+        data, end = REFERENCE.encode([b"x" * 40] * count, [1.0] * count, None, 0, 1 << 20)
+        assert end == count
+        raw += data
+    assert _records_in(raw) == sum(counts)
