@@ -240,3 +240,17 @@ def test_the_c_module_rejects_wrong_arguments() -> None:
     assert C is not None
     with pytest.raises(TypeError, match="json_to_xml"):
         C.json_to_xml("{}", UNCHANGED, "item", "root")
+
+
+@needs_c
+def test_long_names_are_written_as_the_reference() -> None:
+    """Names past the C module's cache of written names (56 bytes) and past its styling
+    buffer (256: the reference's case)."""
+    for length in (55, 57, 120, 255, 257, 400):
+        long = "p:" + "Long_name-" * (length // 10) + "x" * (length % 10)
+        other = "Other.NAME_" * (length // 11)
+        data = json.dumps(
+            {long: {"@xmlns:p": "u", "@" + other: "1", other: [{long: "x"}, [long]]}}
+        ).encode()
+        for style in (UNCHANGED, CAMEL, PASCAL):
+            assert same(data, style)[0] == "xml"

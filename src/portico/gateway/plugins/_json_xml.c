@@ -183,8 +183,20 @@ typedef struct {
     Py_ssize_t len;
 } Prefix;
 
+/* an element name as written, remembered for the call: keyed by the key object (a dict holds
+ * it, alive and unchanged for the call; orjson gives a repeated key as one object) */
+#define NAME_SLOTS 64
+#define NAME_CACHED 56
+typedef struct {
+    PyObject *key;
+    Py_ssize_t prefix; /* its prefix's length (0 for none) */
+    Py_ssize_t len;
+    char text[NAME_CACHED];
+} Name;
+
 typedef struct {
     Buf out;
+    Name names[NAME_SLOTS];
     int style;
     PyObject *item;    /* array_item_name */
     Prefix scope[SCOPE_MAX];
@@ -376,16 +388,42 @@ static int attributes(Writer *w, PyObject *value, int *pushed) {
     return OK;
 }
 
+/* an element's name checked (_checked_name) and as written (XmlWriter._styled), its prefix's
+ * length in *p (the written name begins with the prefix); REFERENCE for a name this module
+ * does not write */
+static int element_name(Writer *w, PyObject *key, const char **name, Py_ssize_t *size,
+                        Py_ssize_t *p) {
+    Name *slot = &w->names[((uintptr_t)key >> 4) % NAME_SLOTS];
+    if (slot->key == key) {
+        *name = slot->text;
+        *size = slot->len;
+        *p = slot->prefix;
+        return OK;
+    }
+    Py_ssize_t n;
+    const char *s = ascii(key, &n);
+    if (s == NULL || !qname(s, n, p)) return REFERENCE;
+    int status = written_name(w, s, n, *p, name, size);
+    if (status != OK) return status;
+    if (*size <= NAME_CACHED) {
+        memcpy(slot->text, *name, (size_t)*size);
+        slot->key = key;
+        slot->prefix = *p;
+        slot->len = *size;
+        *name = slot->text; /* (w->name is rewritten by the next name) */
+    }
+    return OK;
+}
+
 /* XmlWriter.element: <key> holding value */
 static int element(Writer *w, PyObject *key, PyObject *value, int depth) {
     if (depth > MAX_DEPTH) return REFERENCE;
-    Py_ssize_t n, p;
-    const char *s = ascii(key, &n);
-    if (s == NULL || !qname(s, n, &p)) return REFERENCE;
     const char *name;
-    Py_ssize_t size;
-    int status = written_name(w, s, n, p, &name, &size);
+    Py_ssize_t size, p;
+    int status = element_name(w, key, &name, &size, &p);
     if (status != OK) return status;
+    /* its prefix, for the scope: the key's own text (an ASCII str, element_name saw) */
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(key);
     Buf *b = &w->out;
     if (buf_byte(b, '<') < 0 || buf_put(b, name, size) < 0) return FAILED;
     if (PyDict_CheckExact(value)) {
@@ -435,8 +473,9 @@ static int element(Writer *w, PyObject *key, PyObject *value, int depth) {
             if (status != OK) return status;
         }
     }
-    /* the end tag: the name again (styled anew: w->name may hold a child's by now) */
-    status = written_name(w, s, n, p, &name, &size);
+    /* the end tag: the name again (the children's names may have taken its slot, or
+     * w->name) */
+    status = element_name(w, key, &name, &size, &p);
     if (status != OK) return status;
     if (PUT(b, "</") < 0 || buf_put(b, name, size) < 0 || buf_byte(b, '>') < 0) return FAILED;
     return OK;
@@ -465,6 +504,7 @@ static PyObject *walk(PyObject *value, int style, PyObject *item, PyObject *root
     Py_ssize_t size = PyBytes_GET_SIZE(data);
     Writer w;
     w.style = style;
+    for (int k = 0; k < NAME_SLOTS; k++) w.names[k].key = NULL;
     w.item = item;
     w.scope[0].name = "xml";
     w.scope[0].len = 3;
