@@ -92,6 +92,7 @@ C_MODULES = (
     "portico.gateway.telemetry.jsonline",
     "portico.gateway.plugins.trace_export.wire",
     "portico.gateway.plugins._xml_json",
+    "portico.gateway.plugins._json_xml",
     "portico.gateway.telemetry.recordbatch",
 )
 #: what a C module links besides Python: commands printing its compiler and linker flags

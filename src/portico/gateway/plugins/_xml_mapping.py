@@ -644,6 +644,12 @@ def json_to_xml(value: object, style: int, item: str, root: str) -> bytes:
     return writer.text().encode()
 
 
+def json_document_to_xml(data: bytes, style: int, item: str, root: str) -> bytes:
+    """The XML document of a JSON text (:func:`parse_json`, then :func:`json_to_xml`):
+    ValueError if it is not JSON, :class:`NotRepresentable` if it cannot be XML."""
+    return json_to_xml(parse_json(data), style, item, root)
+
+
 def soap_envelope(value: object, namespace: str, item: str, root: str) -> bytes:
     """A SOAP envelope whose Body holds the JSON value: an object's properties are the
     Body's elements, anything else is wrapped in ``root``."""

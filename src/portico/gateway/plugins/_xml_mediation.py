@@ -27,6 +27,7 @@ from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestCon
 from portico.gateway.context import ResponseHeaders as Headers
 from portico.gateway.http.body import RequestBody
 from portico.gateway.http.errors import AnswerReplaced, ClientError
+from portico.gateway.plugins._json_xml import json_to_xml as json_text_to_xml
 from portico.gateway.plugins._xml_json import xml_to_json
 from portico.gateway.plugins._xml_mapping import (
     CAMEL,
@@ -37,7 +38,6 @@ from portico.gateway.plugins._xml_mapping import (
     NotRepresentable,
     SoapFault,
     json_text,
-    json_to_xml,
     parse_json,
     soap_envelope,
 )
@@ -52,6 +52,8 @@ _JSON_TYPE: Final = "application/json"
 _PROBLEM_TYPE: Final = "application/problem+json"
 #: C when the gateway's build is current (``_xml_json``: no Python object per element)
 _xml_to_json: Final = xml_to_json
+#: C when the gateway's build is current (``_json_xml``: orjson's objects written in C)
+_json_to_xml: Final = json_text_to_xml
 _SOAP11: Final = SOAP11_NS
 #: the headers describing the node's body, which the converted one replaces: its type is set
 #: again, the others go
@@ -306,12 +308,16 @@ class Mediation(BasePluginRuntime):
         return None
 
     def _json_request(self, ctx: RequestContext, data: bytes) -> tuple[bytes, str]:
+        if not self.soap:
+            try:
+                converted = _json_to_xml(data, UNCHANGED, self.item, self.root)
+            except ValueError as error:  # (NotRepresentable is no ValueError)
+                raise ValueError(f"the request body is not JSON: {error}") from None
+            return converted, "application/xml"
         try:
             value = parse_json(data)
         except ValueError as error:
             raise ValueError(f"the request body is not JSON: {error}") from None
-        if not self.soap:
-            return json_to_xml(value, UNCHANGED, self.item, self.root), "application/xml"
         converted = soap_envelope(value, self.soap, self.item, self.root)
         action = self.soap_action
         if self.soap == _SOAP11:
@@ -351,7 +357,7 @@ class Mediation(BasePluginRuntime):
         try:
             if self.direction == XML_TO_JSON:
                 return _xml_to_json(data, self.style, self.soap)
-            return json_to_xml(parse_json(data), self.style, self.item, self.root)
+            return _json_to_xml(data, self.style, self.item, self.root)
         except SoapFault as fault:
             extra: dict[str, object] = {"faultCode": fault.code, "faultString": fault.text}
             if fault.detail is not None:
