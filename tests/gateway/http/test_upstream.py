@@ -25,7 +25,9 @@ from tests.support.waiting import eventually
 
 from .conftest import EchoBackend, RawBackend, TlsMaterial, dead_port, read_head
 
-T = Timeouts(connect=2, send=2, read=2)
+# generous: a loaded CI machine once stalled a loopback connect past 2 s (the tests of the
+# timeouts themselves give their own)
+T = Timeouts(connect=10, send=10, read=10)
 HOST = [("host", "backend")]
 
 
