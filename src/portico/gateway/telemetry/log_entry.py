@@ -306,12 +306,12 @@ def _escaped(piece: bytes) -> bytes:
 class RouteLog:
     """What an entry says of its route, read once per route (its fields are attributes of a
     pydantic model, a generic attribute read each): the redaction rules, and the pieces of
-    JSON an entry is written with, the route's fields among them (``escaped_pieces``: the
-    same escaped, for a batch whose entries are JSON strings)."""
+    JSON an entry is written with, the route's fields among them (``escaped``: escaped as
+    the content of a JSON string, for a batch whose entries are JSON strings)."""
 
-    __slots__ = ("escaped_pieces", "pieces", "redaction", "route")
+    __slots__ = ("pieces", "redaction", "route")
 
-    def __init__(self, route: SnapshotRoute, env_id: str, node_id: str) -> None:
+    def __init__(self, route: SnapshotRoute, env_id: str, node_id: str, escaped: bool) -> None:
         self.route = route  # kept so that ``id(route)`` cannot be reused while cached
         self.redaction = Redaction.for_route(route)
         fields = {
@@ -324,8 +324,8 @@ class RouteLog:
         }
         route_fields = b"," + orjson.dumps(fields)[1:-1]
         # the consumer's field (and what plugins expose) between the last two
-        self.pieces = (*_PIECES, route_fields, b"}")
-        self.escaped_pieces = tuple(_escaped(piece) for piece in self.pieces)
+        pieces = (*_PIECES, route_fields, b"}")
+        self.pieces = tuple(_escaped(piece) for piece in pieces) if escaped else pieces
 
 
 class EntryEncoder:
@@ -364,7 +364,7 @@ class EntryEncoder:
             return known
         if len(self._routes) >= _MAX_KNOWN:
             self._routes.clear()
-        made = self._routes[id(route)] = RouteLog(route, self.env_id, self.node_id)
+        made = self._routes[id(route)] = RouteLog(route, self.env_id, self.node_id, self.escaped)
         self._last = made
         return made
 
@@ -423,7 +423,7 @@ class EntryEncoder:
                 response_body = _body_field(kept)
         upstream = ctx.upstream_seconds
         return batch.add(
-            route.escaped_pieces if self.escaped else route.pieces,
+            route.pieces,
             now,
             redaction.secret_headers,
             redaction,
