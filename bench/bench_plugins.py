@@ -6,7 +6,9 @@ backend. A case starts the real servers its plugin talks to (a directory, a poli
 collector...) and names the plugins attached to every route, the request wrk sends and the
 target ratio (the issue: loggers and trace-export >= 0.9, authentication plugins with their
 cache warm >= 0.8). The baseline and the case take turns, round after round, so a slow moment
-of the machine hits both; medians are printed, never asserted. A logger's line ends with what
+of the machine hits both; medians are printed, never asserted, with each round's own ratio
+(on a shared 2-core machine one round's ratio moves by up to ±0.1: many short rounds,
+``--rounds 15 --seconds 2``, give a median that moves far less). A logger's line ends with what
 was delivered: the drops the gateway counted in /metrics once the last batch went out (0
 when every batch was taken), and what the sink counted when it can tell.
 
@@ -218,9 +220,13 @@ def measure(case: Case, work: Path, backend_port: int, rounds: int, seconds: int
         goal = str(case.goal)
     spent = (statistics.median(baseline.cpu), statistics.median(plugged.cpu))
     cpu = f"CPU/request {spent[0]:.1f} / {spent[1]:.1f} us"
+    # each round's pair (the baseline, then the case, back to back): how far apart the
+    # rounds are says how much of the ratio is the machine's noise
+    paired = " ".join(f"{p / b:.2f}" for b, p in zip(baseline.rates, plugged.rates, strict=True))
     return (
         f"{case.name:<28}{base:>10.0f}{with_plugin:>10.0f}{ratio:>8.2f}  >= {goal:<5}"
-        f"{verdict:>6}   p99 {statistics.median(plugged.p99s):.2f} ms, {cpu}{delivery}"
+        f"{verdict:>6}   rounds {paired}, p99 {statistics.median(plugged.p99s):.2f} ms, {cpu}"
+        f"{delivery}"
     )
 
 
