@@ -580,3 +580,24 @@ def test_router_answers_as_the_linear_reference(
         assert answer(router, method, host, path) == expected, (method, host, path)
         uri = None if expected is None else next(r.uri for r in routes if r.id == expected[0])
         event("no match" if uri is None else "prefix" if uri.endswith("*") else "exact")
+
+
+# --- what a match hands back -------------------------------------------------------------
+
+
+def test_a_match_hands_back_the_target_given_for_its_route() -> None:
+    routes = [route("/static", "s"), route("/users/:id", "p"), route("/files/*", "f")]
+    targets = {r.id: object() for r in routes}
+    router = Router.build(routes, targets)
+    for path, rid in [("/static", "s"), ("/users/7", "p"), ("/files/a/b", "f")]:
+        found = router.match("GET", "h", path)
+        assert found is not None
+        assert found.route.id == rid
+        assert found.target is targets[rid]
+
+
+def test_without_targets_a_match_hands_back_its_route() -> None:
+    router = Router.build([route("/users/:id", "p")])
+    found = router.match("GET", "h", "/users/7")
+    assert found is not None
+    assert found.target is found.route

@@ -324,7 +324,7 @@ def build_environment(
                 rollup_key=(snapshot.environment_id, route.api_id, route.id),
             )
         consumer_chains = {c.username: consumer_chain(c, shared) for c in snapshot.consumers}
-        router = Router.build(snapshot.routes)
+        router = Router.build(snapshot.routes, routes)
     except SnapshotRefused:
         raise
     except Exception as error:  # any defect makes the whole snapshot unusable

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from portico.gateway.access_phase import AccessPhase
 from portico.gateway.answer_filters import on_response_of, send_reply
@@ -214,7 +214,9 @@ class Gateway:
         if match is None:
             responder.send(404, JSON, error_body("404 Route Not Found"))
             return None
-        route = env.routes[match.route.id]
+        # the compiled route itself (Router.build's targets): no read of the route's model
+        # nor lookup by its id, which at 10,000 routes were two cache misses a request
+        route = cast(RouteRuntime, match.target)
         policy = route.request_ids
         if policy is not None:  # the route's request-id plugin: its header, its algorithm
             request_id = policy.assign(request, responder)

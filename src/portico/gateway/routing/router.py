@@ -45,7 +45,7 @@ back into a path or a header cannot smuggle a ``/`` or a control character.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from portico.gateway.routing.paths import PathRejected, canonical_segment
@@ -61,15 +61,21 @@ class Match:
     """The route a request matched, read-only. (A plain class, not a
     ``NamedTuple``: see CONVENTIONS.md "Compiled modules".)"""
 
-    __slots__ = ("_params", "_route")
+    __slots__ = ("_params", "_route", "_target")
 
-    def __init__(self, route: SnapshotRoute, params: dict[str, str]) -> None:
+    def __init__(self, route: SnapshotRoute, params: dict[str, str], target: object) -> None:
         self._route = route
         self._params = params
+        self._target = target
 
     @property
     def route(self) -> SnapshotRoute:
         return self._route
+
+    @property
+    def target(self) -> object:
+        """What ``Router.build`` was given for the route (its ``targets``), else the route."""
+        return self._target
 
     @property
     def params(self) -> dict[str, str]:
@@ -80,10 +86,13 @@ class Match:
 class _Entry:
     """A route as the matcher sees it."""
 
-    __slots__ = ("hosts", "methods", "names", "rank", "route", "wildcards")
+    __slots__ = ("hosts", "methods", "names", "rank", "route", "target", "wildcards")
 
-    def __init__(self, route: SnapshotRoute, names: tuple[str, ...], rank: int) -> None:
+    def __init__(
+        self, route: SnapshotRoute, names: tuple[str, ...], rank: int, target: object
+    ) -> None:
         self.route = route
+        self.target = target
         self.names = names
         #: position in (-priority, snapshot order): lower wins
         self.rank = rank
@@ -240,17 +249,22 @@ class Router:
         self._count = count
 
     @classmethod
-    def build(cls, routes: Sequence[SnapshotRoute]) -> Router:
+    def build(
+        cls, routes: Sequence[SnapshotRoute], targets: Mapping[str, object] | None = None
+    ) -> Router:
         """The router over ``routes`` (a snapshot's, in its order). A uri that is not a
         pattern (no leading '/', '*' before the end, an invalid escape) raises ValueError
-        naming the route: a snapshot the router cannot read is refused whole."""
+        naming the route: a snapshot the router cannot read is refused whole. ``targets``:
+        what a match hands back for each route, by route id (the gateway's compiled routes:
+        a request then reads nothing more of the route to find it), else the route."""
         enabled = [(i, r) for i, r in enumerate(routes) if r.status != 0]
         ranked = sorted(enabled, key=lambda item: (-item[1].priority, item[0]))
         draft = _Draft()
         static: set[str] = set()
         for rank, (_, route) in enumerate(ranked):
             try:
-                path = _insert(draft, route, rank)
+                target = route if targets is None else targets[route.id]
+                path = _insert(draft, route, rank, target)
             except (ValueError, PathRejected) as error:
                 raise ValueError(f"route {route.id!r}: uri {route.uri!r}: {error}") from None
             if path is not None:
@@ -275,7 +289,7 @@ class Router:
         if candidates is not None:
             entry = candidates.pick(method, host)
             if entry is not None:
-                return Match(entry.route, {})
+                return Match(entry.route, {}, entry.target)
         segments = path.split("/")
         count = len(segments)
         node = self._root
@@ -338,10 +352,11 @@ def _prefix(node: _Node, segment: str, method: str, host: str, values: list[str]
 
 def _found(entry: _Entry, values: list[str]) -> Match:
     # one value per parameter of the pattern, by construction of the walk
-    return Match(entry.route, dict(zip(entry.names, values, strict=True)) if entry.names else {})
+    params = dict(zip(entry.names, values, strict=True)) if entry.names else {}
+    return Match(entry.route, params, entry.target)
 
 
-def _insert(root: _Draft, route: SnapshotRoute, rank: int) -> str | None:
+def _insert(root: _Draft, route: SnapshotRoute, rank: int, target: object) -> str | None:
     """Add ``route`` to the tree; its canonical path if its pattern is all static."""
     uri = route.uri
     if not uri.startswith("/"):
@@ -367,12 +382,12 @@ def _insert(root: _Draft, route: SnapshotRoute, rank: int) -> str | None:
                 child = node.static[key] = _Draft()
             node = child
     if glued is None:
-        node.terminal.append(_Entry(route, tuple(names), rank))
+        node.terminal.append(_Entry(route, tuple(names), rank, target))
         return None if names else "/" + "/".join(map(canonical_segment, segments))
     if _is_param(glued):
         names.append(glued[1:])
-        node.param_prefix.append(_Entry(route, tuple(names), rank))
+        node.param_prefix.append(_Entry(route, tuple(names), rank, target))
     else:
         literal = canonical_segment(glued)
-        node.prefixes.setdefault(literal, []).append(_Entry(route, tuple(names), rank))
+        node.prefixes.setdefault(literal, []).append(_Entry(route, tuple(names), rank, target))
     return None
