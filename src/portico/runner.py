@@ -61,8 +61,9 @@ def reuse_large_blocks() -> bool:
     largest such block freed since) and gives the top of the heap back once more than twice
     that is free there: a batch's buffers, allocated and freed together, then came back as
     new pages every time, each page faulted in and zeroed again. Measured on stream-logger's
-    case of bench/bench_plugins.py: ~240 page faults a batch and a throughput ratio of
-    0.82-0.91 (four runs), against 0.91-0.92 (four runs) with this. Not done where the
+    case of bench/bench_plugins.py (15 rounds a run): ~240 page faults a batch and a
+    throughput ratio of 0.82-0.91 (four runs), against 0.90-0.93 (four runs) with these
+    bounds (0.92 in three runs with larger ones, 32 MiB and 128 MiB). Not done where the
     operator set either bound in the environment (glibc reads ``MALLOC_MMAP_THRESHOLD_`` and
     ``MALLOC_TRIM_THRESHOLD_``) nor on another C library. True when it was done."""
     if platform.libc_ver()[0] != "glibc":
