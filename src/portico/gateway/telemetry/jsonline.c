@@ -564,6 +564,16 @@ static PyObject *bytes_of(Buf *b) {
 
 /* what an entry's header objects are written from (EntryBatch.add); NULL: no headers */
 typedef struct EntryHeaders EntryHeaders;
+struct EntryHeaders {
+    PyObject *verdicts; /* dict: name → whether it is a credential */
+    PyObject *asker;    /* the Verdicts that judges the other names */
+    PyObject *request;  /* list of (name, value) */
+    PyObject *response; /* list of (name, value), or None */
+    PyObject *lines;    /* else the node's lines (list), or None */
+    PyObject *wire;     /* WireNames */
+    PyObject *added;
+    PyObject *tag;
+};
 static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *headers, int twice);
 static PyObject *REQUEST_HEADERS; /* the values that stand for them */
 static PyObject *RESPONSE_HEADERS;
@@ -770,9 +780,10 @@ static int headers_add(Headers *h, PyObject *name, const char *name_utf8, Py_ssi
     return 0;
 }
 
-/* a header's value as JSON at out (room made by put_headers) */
-static char *write_header_value(char *out, Header *item, int twice) {
-    if (item->value == NULL) {
+/* a header's value as JSON at out (value NULL: redacted; room made by the caller) */
+static char *write_value(char *out, const unsigned char *value, Py_ssize_t len, int latin1,
+                         int twice) {
+    if (value == NULL) {
         if (twice) {
             memcpy(out, REDACTED2, sizeof REDACTED2 - 1);
             return out + sizeof REDACTED2 - 1;
@@ -780,18 +791,22 @@ static char *write_header_value(char *out, Header *item, int twice) {
         memcpy(out, REDACTED, sizeof REDACTED - 1);
         return out + sizeof REDACTED - 1;
     }
-    if (item->latin1) return write_latin1_string(out, item->value, item->value_len, twice);
+    if (latin1) return write_latin1_string(out, value, len, twice);
     if (twice) {
         *out++ = '\\';
         *out++ = '"';
-        out = write_escaped_twice(out, item->value, item->value_len);
+        out = write_escaped_twice(out, value, len);
         *out++ = '\\';
     } else {
         *out++ = '"';
-        out = write_escaped(out, item->value, item->value_len);
+        out = write_escaped(out, value, len);
     }
     *out++ = '"';
     return out;
+}
+
+static inline char *write_header_value(char *out, Header *item, int twice) {
+    return write_value(out, item->value, item->value_len, item->latin1, twice);
 }
 
 /* a quote, escaped if twice */
@@ -847,10 +862,11 @@ static int put_headers(Buf *b, Headers *h, int twice) {
     return 0;
 }
 
-static PyObject *headers_written(Headers *h) {
+/* an entry's headers object as bytes (pairs_object, lines_object: what EntryBatch.add writes) */
+static PyObject *entry_headers_written(PyObject *which, EntryHeaders *e) {
     Buf b;
     buf_init(&b);
-    if (put_headers(&b, h, 0) < 0) {
+    if (put_entry_headers(&b, which, e, 0) < 0) {
         buf_free(&b);
         return NULL;
     }
@@ -908,12 +924,8 @@ static PyObject *pairs_object(PyObject *module, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_TypeError, "pairs_object(pairs, verdicts: dict, asker)");
         return NULL;
     }
-    Headers h;
-    headers_init(&h);
-    PyObject *out = NULL;
-    if (add_pairs(&h, args[0], args[1], args[2]) == 0) out = headers_written(&h);
-    headers_free(&h);
-    return out;
+    EntryHeaders e = {args[1], args[2], args[0], Py_None, Py_None, Py_None, Py_None, Py_None};
+    return entry_headers_written(REQUEST_HEADERS, &e);
 }
 
 /* ------------------------------------------------------------------ a node's header names */
@@ -931,6 +943,10 @@ typedef struct {
     const char *utf8;
     Py_ssize_t utf8_len;
     int secret;
+    Py_hash_t name_hash; /* the name's hash as a str (-1: not exactly a str) */
+    char *json;          /* the name as JSON with its colon, "name": (then escaped again) */
+    Py_ssize_t json_len;
+    Py_ssize_t json2_len;
 } Known;
 
 typedef struct {
@@ -1013,13 +1029,38 @@ static int wire_add(WireNames *w, const char *raw, Py_ssize_t n, uint64_t hash, 
         for (Py_ssize_t j = 0; j < nslots; j++) slots[j] = -1;
         for (Py_ssize_t at = 0; at < w->len; at++) wire_place(w, at);
     }
-    char *copy = PyMem_Malloc(n ? (size_t)n : 1);
+    Py_hash_t name_hash = -1;
+    if (PyUnicode_CheckExact(name)) {
+        name_hash = PyObject_Hash(name);
+        if (name_hash == -1) return -1;
+    }
+    if (utf8_len > PY_SSIZE_T_MAX / 16 - 64) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* the raw bytes, then the name's JSON, then that JSON escaped again */
+    Py_ssize_t room = n + STRING_ROOM(utf8_len) + 1 + STRING_ROOM2(utf8_len) + 1;
+    char *copy = PyMem_Malloc((size_t)room);
     if (copy == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     memcpy(copy, raw, (size_t)n);
+    char *json = copy + n, *out = json;
+    *out++ = '"';
+    out = write_escaped(out, (const unsigned char *)utf8, utf8_len);
+    *out++ = '"';
+    *out++ = ':';
+    Py_ssize_t json_len = out - json;
+    out = write_quote(out, 1);
+    out = write_escaped_twice(out, (const unsigned char *)utf8, utf8_len);
+    out = write_quote(out, 1);
+    *out++ = ':';
     Known *k = &w->items[w->len];
+    k->name_hash = name_hash;
+    k->json = json;
+    k->json_len = json_len;
+    k->json2_len = out - json - json_len;
     k->raw = copy;
     k->raw_len = n;
     k->hash = hash;
@@ -1157,13 +1198,8 @@ static PyObject *lines_object(PyObject *module, PyObject *const *args, Py_ssize_
         return NULL;
     }
     if (!lines_args_ok(args[0], args[1], args[2])) return NULL;
-    Headers h;
-    headers_init(&h);
-    PyObject *out = NULL;
-    if (add_lines(&h, args[0], (WireNames *)args[1], args[2], args[3], args[4], args[5]) == 0)
-        out = headers_written(&h);
-    headers_free(&h);
-    return out;
+    EntryHeaders e = {args[2], args[3], Py_None, Py_None, args[0], args[1], args[4], args[5]};
+    return entry_headers_written(RESPONSE_HEADERS, &e);
 }
 
 /* ------------------------------------------------------------------ stamped lines */
@@ -1253,16 +1289,6 @@ fail:
  * are. */
 #define RESERVE_MAX (8 * 1024 * 1024)
 
-struct EntryHeaders {
-    PyObject *verdicts; /* dict: name → whether it is a credential */
-    PyObject *asker;    /* the Verdicts that judges the other names */
-    PyObject *request;  /* list of (name, value) */
-    PyObject *response; /* list of (name, value), or None */
-    PyObject *lines;    /* else the node's lines (list), or None */
-    PyObject *wire;     /* WireNames */
-    PyObject *added;
-    PyObject *tag;
-};
 
 typedef struct {
     PyObject_HEAD
@@ -1280,7 +1306,174 @@ typedef struct {
 
 static PyTypeObject EntryBatchType;
 
+/* ------------------------------------------------------------------ headers written straight */
+
+/* Most heads repeat no name: their object is written header by header as it is read, with no
+ * table of headers to group repeats (a Header stored, its first of a name looked for among
+ * the others, then read again to write it: two thirds of an entry's headers). The names
+ * written so far are noted to tell a repeat: a bit of a word per name's hash, the names
+ * themselves compared only when their bit was set already. A repeat (or anything unusual:
+ * a malformed argument, a name that is not exactly a str, more than SEEN_MAX headers) sends
+ * the caller back to the table (put_entry_headers), which writes the same object or raises
+ * the same error as ever. */
+#define SEEN_MAX 32
+
+typedef struct {
+    uint64_t bits;
+    Py_ssize_t count;
+    const char *utf8[SEEN_MAX];
+    Py_ssize_t len[SEEN_MAX];
+} Seen;
+
+/* 1: a name not written yet (noted now); 0: a repeat, or too many to note */
+static inline int seen_first(Seen *seen, const char *utf8, Py_ssize_t len, Py_hash_t hash) {
+    uint64_t bit = 1ULL << ((uint64_t)hash & 63);
+    if (seen->bits & bit) {
+        for (Py_ssize_t i = 0; i < seen->count; i++) {
+            if (seen->len[i] == len && memcmp(seen->utf8[i], utf8, (size_t)len) == 0) return 0;
+        }
+    }
+    if (seen->count == SEEN_MAX) return 0;
+    seen->bits |= bit;
+    seen->utf8[seen->count] = utf8;
+    seen->len[seen->count++] = len;
+    return 1;
+}
+
+/* one member at the end of b, a comma before it unless it is the object's first: the name
+ * (name_json: its JSON and colon ready-made, else its UTF-8 escaped here), then the value
+ * (NULL: redacted) */
+static int put_member(Buf *b, int *first, const char *name_json, Py_ssize_t name_json_len,
+                      const char *name, Py_ssize_t name_len, const unsigned char *value,
+                      Py_ssize_t value_len, int latin1, int twice) {
+    if (name_len > PY_SSIZE_T_MAX / 16 - 64 || value_len > PY_SSIZE_T_MAX / 16 - 64) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t room = 1 + (name_json != NULL ? name_json_len : STRING_ROOM2(name_len) + 1) +
+                      STRING_ROOM2(value_len);
+    if (buf_reserve(b, room) < 0) return -1;
+    char *out = b->data + b->len;
+    if (!*first) *out++ = ',';
+    *first = 0;
+    if (name_json != NULL) {
+        memcpy(out, name_json, (size_t)name_json_len);
+        out += name_json_len;
+    } else {
+        out = write_quote(out, twice);
+        out = twice ? write_escaped_twice(out, (const unsigned char *)name, name_len)
+                    : write_escaped(out, (const unsigned char *)name, name_len);
+        out = write_quote(out, twice);
+        *out++ = ':';
+    }
+    out = write_value(out, value, value_len, latin1, twice);
+    b->len = out - b->data;
+    return 0;
+}
+
+/* a (name, value) pair of str written straight: 1, 0 (the table must write the object), -1 */
+static int put_pair_direct(Buf *b, PyObject *pair, EntryHeaders *e, Seen *seen, int *first,
+                           int twice) {
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) return 0;
+    PyObject *name = PyTuple_GET_ITEM(pair, 0);
+    PyObject *text = PyTuple_GET_ITEM(pair, 1);
+    if (!PyUnicode_CheckExact(name) || !PyUnicode_Check(text)) return 0;
+    Py_hash_t hash = PyObject_Hash(name); /* (a str's is kept once computed) */
+    if (hash == -1) return -1;
+    Py_ssize_t name_len;
+    const char *name_utf8 = utf8_of(name, &name_len);
+    if (name_utf8 == NULL) return -1;
+    if (!seen_first(seen, name_utf8, name_len, hash)) return 0;
+    int secret = is_secret(name, e->verdicts, e->asker);
+    if (secret < 0) return -1;
+    const char *value = NULL;
+    Py_ssize_t value_len = 0;
+    if (!secret) {
+        value = utf8_of(text, &value_len);
+        if (value == NULL) return -1;
+    }
+    if (put_member(b, first, NULL, 0, name_utf8, name_len, (const unsigned char *)value,
+                   value_len, 0, twice) < 0)
+        return -1;
+    return 1;
+}
+
+static int put_pairs_direct(Buf *b, PyObject *pairs, EntryHeaders *e, Seen *seen, int *first,
+                            int twice) {
+    if (!PyList_CheckExact(pairs)) return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); i++) {
+        int done = put_pair_direct(b, PyList_GET_ITEM(pairs, i), e, seen, first, twice);
+        if (done <= 0) return done;
+    }
+    return 1;
+}
+
+/* a relayed head written straight: the node's lines, then added, then tag */
+static int put_lines_direct(Buf *b, EntryHeaders *e, Seen *seen, int *first, int twice) {
+    PyObject *lines = e->lines;
+    if (!PyList_CheckExact(lines) || !PyObject_TypeCheck(e->wire, &WireNamesType) ||
+        !PyDict_Check(e->verdicts))
+        return 0;
+    Py_ssize_t count = PyList_GET_SIZE(lines);
+    if (count % 4) return 0;
+    WireNames *wire = (WireNames *)e->wire;
+    for (Py_ssize_t i = 0; i < count; i += 4) {
+        PyObject *raw = PyList_GET_ITEM(lines, i);
+        PyObject *value = PyList_GET_ITEM(lines, i + 2);
+        if (!PyBytes_Check(raw) || !PyBytes_Check(value)) return 0;
+        Known scratch;
+        Known *known = wire_name_of(wire, raw, e->asker, &scratch);
+        if (known == NULL) return -1;
+        if (known == &scratch) { /* not in the table (full): the table's way */
+            Py_DECREF(scratch.name);
+            return 0;
+        }
+        if (known->name_hash == -1 || !seen_first(seen, known->utf8, known->utf8_len,
+                                                   known->name_hash))
+            return 0;
+        const unsigned char *text =
+            known->secret ? NULL : (const unsigned char *)PyBytes_AS_STRING(value);
+        const char *json = twice ? known->json + known->json_len : known->json;
+        if (put_member(b, first, json, twice ? known->json2_len : known->json_len,
+                       known->utf8, known->utf8_len, text, PyBytes_GET_SIZE(value), 1,
+                       twice) < 0)
+            return -1;
+    }
+    if (e->added != Py_None) {
+        int done = put_pairs_direct(b, e->added, e, seen, first, twice);
+        if (done <= 0) return done;
+    }
+    if (e->tag != Py_None) return put_pair_direct(b, e->tag, e, seen, first, twice);
+    return 1;
+}
+
+/* which (REQUEST_HEADERS or RESPONSE_HEADERS) written straight as an object: 1, 0 (nothing
+ * is left written: the table must write it), -1 */
+static int put_object_direct(Buf *b, PyObject *which, EntryHeaders *e, int twice) {
+    Py_ssize_t mark = b->len;
+    Seen seen;
+    seen.bits = 0;
+    seen.count = 0;
+    int first = 1;
+    if (buf_byte(b, '{') < 0) return -1;
+    int done;
+    if (which == REQUEST_HEADERS) {
+        done = put_pairs_direct(b, e->request, e, &seen, &first, twice);
+    } else if (e->response != Py_None) {
+        done = put_pairs_direct(b, e->response, e, &seen, &first, twice);
+    } else if (e->lines != Py_None) {
+        done = put_lines_direct(b, e, &seen, &first, twice);
+    } else {
+        done = 1; /* no answer's head: {} */
+    }
+    if (done == 1 && buf_byte(b, '}') < 0) done = -1;
+    if (done <= 0) b->len = mark;
+    return done;
+}
+
 static int put_entry_headers(Buf *b, PyObject *which, EntryHeaders *e, int twice) {
+    int direct = put_object_direct(b, which, e, twice);
+    if (direct != 0) return direct < 0 ? -1 : 0;
     Headers h;
     headers_init(&h);
     int done;
