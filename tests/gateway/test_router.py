@@ -230,6 +230,28 @@ def test_methods() -> None:
     assert matched(Router.build([route("/r")]), "/r", "PURGE") == "/r"  # none listed: any
 
 
+def test_a_pattern_of_one_route_takes_its_methods_alone() -> None:
+    """One route to a pattern, any host: matched through its method mask, the methods
+    without a bit (a WebDAV or cache verb) by name."""
+    router = Router.build(
+        [
+            route("/a", "get", methods=["GET"]),
+            route("/b", "purge", methods=["PURGE", "POST"]),
+            route("/c/*", "any"),
+        ]
+    )
+    assert matched(router, "/a", "GET") == "get"
+    assert matched(router, "/a", "HEAD") is None
+    assert matched(router, "/a", "PURGE") is None
+    assert matched(router, "/b", "PURGE") == "purge"
+    assert matched(router, "/b", "POST") == "purge"
+    assert matched(router, "/b", "GET") is None
+    assert matched(router, "/b", "MKCOL") is None
+    assert matched(router, "/b", "purge") is None  # case-sensitive, as ever
+    assert matched(router, "/c/x", "MKCOL") == "any"
+    assert matched(router, "/c/x", "TRACE") == "any"
+
+
 def test_refused_method_falls_through_to_a_less_specific_pattern() -> None:
     router = Router.build([route("/a/b", "exact", methods=["GET"]), route("/a/*", "prefix")])
     assert matched(router, "/a/b", "GET") == "exact"
@@ -465,7 +487,8 @@ def test_the_admin_route_matches_exactly_the_paths_normalised_under_admin(raw: s
 STATIC = ["a", "b", "ab", "%7e"]
 ROUTE_SEGMENT = st.sampled_from([*STATIC, ":p", ":q", ""])
 GLUED = st.sampled_from([None, "*", "a*", "ab*", ":g*"])
-METHODS = ["GET", "POST", "PUT"]
+# (PURGE: a method the router has no bit for, compared by name)
+METHODS = ["GET", "POST", "PUT", "PURGE"]
 ROUTE_HOSTS = ["x.com", "*.x.com", "Y.X.com", "*.Y.x.com", "z.com"]
 REQUEST_HOSTS = ["x.com", "y.x.com", "z.y.x.com", "w.x.com", "z.com", "q.com", "", ".x.com"]
 
