@@ -40,6 +40,7 @@ MODULES = (
     "portico.gateway.hosts",
     "portico.gateway.plugin_services",
     "portico.gateway.request_ids",
+    "portico.gateway.route_keys",
     "portico.gateway.upstream_request",
     "portico.gateway.balancing.algorithms",
     "portico.gateway.balancing.balancer",

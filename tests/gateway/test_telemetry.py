@@ -127,6 +127,57 @@ async def test_each_routed_request_is_folded_into_a_rollup(
     assert len(sink.batches) == 1
 
 
+async def test_interleaved_requests_of_one_route_count_in_their_own_rollups(
+    traffic: tuple[Gateway, httpx.AsyncClient], backend: int
+) -> None:
+    """A route remembers the rollup its last request counted in (``RouteKeys``): a request
+    that differs from the one before only by its status, its consumer, its method or its
+    minute, and a request after a shipment, must each count in the rollup of its own key."""
+    gw, client = traffic
+    sink = Collector()
+    clock = [NOW]
+    recorder = TelemetryRecorder(sink, now=lambda: clock[0])
+    gw.observers.append(recorder.observe)
+    document = with_key_auth(backend)
+    limit = plugin("limit-count", 210, count=2, time_window=60, rejected_code=429)
+    document["routes"][0]["plugins"].append(limit)
+    document["consumers"].append(
+        {
+            "id": "c2",
+            "username": "bob",
+            "credentials": {"key-auth": {"key_hash": hashlib.sha256(b"bob-key").hexdigest()}},
+            "plugins": [],
+        }
+    )
+    document["content_hash"] = content_hash(document)
+    await gw.apply(document)
+    alice, bob = {"apikey": "alice-key"}, {"apikey": "bob-key"}
+    # each request differs from the one before in one part of its key
+    statuses = [
+        (await client.get("/a", headers=alice)).status_code,
+        (await client.get("/a", headers=alice)).status_code,  # (the same key)
+        (await client.get("/a", headers=alice)).status_code,  # the status
+        (await client.post("/a", headers=alice)).status_code,  # the method
+    ]
+    clock[0] = NOW + 60
+    statuses.append((await client.post("/a", headers=alice)).status_code)  # the minute
+    statuses.append((await client.post("/a", headers=bob)).status_code)  # the consumer
+    assert statuses == [200, 200, 429, 429, 429, 429]
+    assert await recorder.ship()
+    assert (await client.post("/a", headers=bob)).status_code == 429  # after the shipment
+    assert await recorder.ship()
+    first, second = sink.batches
+    minute = int(NOW) // 60 * 60
+    assert {(k[1], k[4], k[5], k[6]): r.requests for k, r in first.rollups.items()} == {
+        (minute, "alice", "GET", 200): 2,
+        (minute, "alice", "GET", 429): 1,
+        (minute, "alice", "POST", 429): 1,
+        (minute + 60, "alice", "POST", 429): 1,
+        (minute + 60, "bob", "POST", 429): 1,
+    }
+    assert [(k[1], r.requests) for k, r in second.rollups.items()] == [(minute + 60, 1)]
+
+
 async def test_a_failed_shipment_is_kept_and_merged_with_newer_traffic(
     traffic: tuple[Gateway, httpx.AsyncClient], backend: int
 ) -> None:

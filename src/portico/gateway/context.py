@@ -42,6 +42,7 @@ from mypy_extensions import mypyc_attr
 
 from portico.gateway.http.response_lines import header_pairs
 from portico.gateway.http.upstream_contract import Timeouts
+from portico.gateway.route_keys import NO_ROUTE_KEYS, RouteKeys
 
 if TYPE_CHECKING:
     from portico.gateway.http.server import Request
@@ -287,8 +288,9 @@ class RequestContext:
     response_bytes: int = 0
     #: whether the response came from the upstream (False: a plugin or the gateway answered)
     proxied: bool = False
-    #: the route's ``RouteRuntime.rollup_key`` (set by ``Gateway.handle``, which makes it)
-    rollup_key: tuple[str, str, str] = ("", "", "")
+    #: the route's ``RouteRuntime.rollup_keys`` (set by ``Gateway.handle``): what telemetry
+    #: rolls the request up by
+    rollup_keys: RouteKeys = NO_ROUTE_KEYS
     #: the head as relayed, when observers did not see it in ``header_filter`` (see the module
     #: docstring): its parts, read whole by ``response_head`` (kept as fields: an object for
     #: them cost more than the logger that reads them saved)

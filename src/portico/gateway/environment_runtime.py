@@ -36,6 +36,7 @@ from portico.gateway.http.upstream import Timeouts
 from portico.gateway.plugin_services import ConsumerIndex, RuntimeServices
 from portico.gateway.plugins.registry import PLUGINS, check_plugin, conflicting
 from portico.gateway.request_ids import RequestIdPolicy
+from portico.gateway.route_keys import NO_ROUTE_KEYS, RouteKeys
 from portico.gateway.routing.router import Router
 from portico.gateway.snapshot import (
     EnvironmentSnapshot,
@@ -151,9 +152,8 @@ class RouteRuntime:
     #: the chain's plugins that have a response (header filter) and a log phase
     response_phase: ResponsePhase = field(default_factory=ResponsePhase)
     loggers: list[PluginRuntime] = field(default_factory=list)
-    #: (environment id, API id, route id): what telemetry rolls this route's requests up by,
-    #: read once here (``RequestContext.rollup_key``)
-    rollup_key: tuple[str, str, str] = ("", "", "")
+    #: what telemetry rolls this route's requests up by (``RequestContext.rollup_keys``)
+    rollup_keys: RouteKeys = NO_ROUTE_KEYS
     #: how its requests get their id (its request-id plugin), None: the gateway's own way
     request_ids: RequestIdPolicy | None = None
     #: no plugin of the chain does anything in the access phase (none, or only loggers that
@@ -321,7 +321,7 @@ def build_environment(
                 chain,
                 upstreams.get(route.upstream_id),
                 unsupported,
-                rollup_key=(snapshot.environment_id, route.api_id, route.id),
+                rollup_keys=RouteKeys(snapshot.environment_id, route.api_id, route.id),
             )
         consumer_chains = {c.username: consumer_chain(c, shared) for c in snapshot.consumers}
         router = Router.build(snapshot.routes, routes)

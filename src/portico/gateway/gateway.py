@@ -234,7 +234,7 @@ class Gateway:
             request_id,
             _clock(),
         )
-        ctx.rollup_key = route.rollup_key
+        ctx.rollup_keys = route.rollup_keys
         if policy is not None:
             ctx.request_id_header = policy.header
             ctx.request_id_in_response = policy.in_response
