@@ -568,4 +568,14 @@ def phase_plugins(
             filters.append(plugin)
         if getattr(kind, "log", None) is not BasePluginRuntime.log:
             loggers.append(plugin)
+    if not filters and not loggers:
+        # the phases of every chain without them: one pair, shared, which a request reads
+        # warm from the cache whichever of thousands of routes it took
+        return NO_RESPONSE_PHASE, NO_LOGGERS
     return ResponsePhase(filters), loggers
+
+
+#: what ``phase_plugins`` gives a chain none of whose plugins sees the response or logs
+#: (never changed: each chain that has some gets lists of its own)
+NO_RESPONSE_PHASE: Final = ResponsePhase()
+NO_LOGGERS: Final[list[PluginRuntime]] = []

@@ -159,10 +159,14 @@ class RouteRuntime:
     #: no plugin of the chain does anything in the access phase (none, or only loggers that
     #: log no body): the request is proxied without one
     access_free: bool = True
+    #: some plugin is ``unsupported`` (read per request: a field of this object, where the
+    #: list was one more cache miss at 10,000 routes)
+    refused: bool = False
 
     def __post_init__(self) -> None:
         self.response_phase, self.loggers = phase_plugins(p for _, p in self.chain)
         self.access_free = access_free(p for _, p in self.chain)
+        self.refused = bool(self.unsupported)
         for _, plugin in self.chain:
             policy = plugin.request_ids()
             if policy is not None:

@@ -220,7 +220,7 @@ class Gateway:
         policy = route.request_ids
         if policy is not None:  # the route's request-id plugin: its header, its algorithm
             request_id = policy.assign(request, responder)
-        if route.unsupported:
+        if route.refused:
             message = f"503 plugin {route.unsupported[0]} is not supported by this gateway"
             responder.send(503, JSON, error_body(message))
             return None
