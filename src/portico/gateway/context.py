@@ -40,6 +40,7 @@ from urllib.parse import parse_qs, unquote_plus
 
 from mypy_extensions import mypyc_attr
 
+from portico.gateway.http.forwarding import LineRelay
 from portico.gateway.http.response_lines import header_pairs
 from portico.gateway.http.upstream_contract import Timeouts
 from portico.gateway.route_keys import NO_ROUTE_KEYS, RouteKeys
@@ -531,10 +532,13 @@ class ResponsePhase:
     and every one of them only reads it (``observes_response``), so that the node's answer
     may be relayed as it came."""
 
-    __slots__ = ("filters", "observed_only")
+    __slots__ = ("filters", "observed_only", "observer")
 
     def __init__(self, filters: list[PluginRuntime] | None = None) -> None:
         self.filters: list[PluginRuntime] = filters if filters is not None else []
+        #: the relay of an ``observed_only`` chain, made on first use
+        #: (``answer_filters.on_response_of``, which owns its class)
+        self.observer: LineRelay | None = None
         self.observed_only = bool(self.filters) and all(
             plugin.observes_response() for plugin in self.filters
         )

@@ -10,7 +10,14 @@ from urllib.parse import parse_qs
 from portico.gateway.balancing.nodes import Node, PickContext
 from portico.gateway.context import DirectUpstream, RequestContext
 from portico.gateway.environment_runtime import UpstreamRuntime
-from portico.gateway.http.proxy import Endpoint, Forwarding, OnResponse, ProxyResult, Target
+from portico.gateway.http.proxy import (
+    Endpoint,
+    Forwarding,
+    LineRelay,
+    OnResponse,
+    ProxyResult,
+    Target,
+)
 from portico.gateway.http.server import Responder
 
 #: round robin, least connections and EWMA read nothing of the request
@@ -32,9 +39,10 @@ def pick_context(ctx: RequestContext, upstream: UpstreamRuntime) -> PickContext:
 
 
 def forwarding_of(
-    ctx: RequestContext, upstream: UpstreamRuntime, on_response: OnResponse | None
+    ctx: RequestContext, upstream: UpstreamRuntime, on_response: OnResponse | LineRelay | None
 ) -> Forwarding:
-    """How the request is forwarded, whichever path takes it."""
+    """How the request is forwarded, whichever path takes it (the context is the subject a
+    ``LineRelay`` is told)."""
     return Forwarding(
         ctx.upstream_path or ctx.path,
         upstream_host(ctx, upstream),
@@ -43,11 +51,12 @@ def forwarding_of(
         upstream.retries,
         upstream.tls,
         on_response,
+        subject=ctx,
     )
 
 
 def direct_forwarding(
-    ctx: RequestContext, direct: DirectUpstream, on_response: OnResponse | None
+    ctx: RequestContext, direct: DirectUpstream, on_response: OnResponse | LineRelay | None
 ) -> Forwarding:
     """How a request a plugin sends elsewhere (``ctx.direct``) is forwarded: no retries (one
     destination), the provider's name as Host and TLS server name, its connection pooled
@@ -62,6 +71,7 @@ def direct_forwarding(
         on_response,
         direct.server_name if direct.tls else None,
         direct.keepalive,
+        ctx,
     )
 
 

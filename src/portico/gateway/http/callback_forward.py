@@ -112,7 +112,7 @@ class Exchange(Listener):
             result = relay_complete(
                 responder,
                 response,
-                forwarding.on_response,
+                forwarding,
                 self.addr,
                 self.started,
                 self._request,
@@ -159,7 +159,7 @@ class Exchange(Listener):
             result = await relay_answer(
                 self._responder,
                 response,
-                forwarding.on_response,
+                forwarding,
                 self.addr,
                 self.started,
                 self._request,

@@ -59,6 +59,7 @@ __all__ = [
     "FailureAnswer",
     "FailureKind",
     "Forwarding",
+    "LineRelay",
     "OnResponse",
     "ProxyResult",
     "answer_failure",
@@ -80,6 +81,30 @@ OnResponse = Callable[
     [UpstreamResponse, list[tuple[str, str]]],
     tuple[list[tuple[str, str]], BodyTransform | None],
 ]
+
+
+class LineRelay:
+    """What the answer's head goes through when the usual answer need not be taken apart: its
+    head is relayed as the node wrote it, with what ``lines_after`` gives
+    (``_start_response``); the answers whose head must be taken apart go through
+    ``filtered``. Both are told the forwarding's ``subject`` (the request the answer is for),
+    so that one relay serves every request. (A base class: see CONVENTIONS.md "Compiled
+    modules".)"""
+
+    __slots__ = ()
+
+    def filtered(
+        self, subject: object, response: UpstreamResponse, headers: list[tuple[str, str]]
+    ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
+        """The headers to send and the body's transform, as an ``OnResponse`` gives them."""
+        raise NotImplementedError
+
+    def lines_after(
+        self, subject: object, response: UpstreamResponse, tag: tuple[str, str] | None
+    ) -> list[bytes] | None:
+        """The lines to relay for the head (the pieces to join: see ``Connection.lines``),
+        the responder's ``tag`` not among them; None: call ``filtered`` instead."""
+        raise NotImplementedError
 
 
 class FailureKind(enum.Enum):
@@ -232,6 +257,7 @@ class Forwarding:
         "path",
         "retries",
         "server_name",
+        "subject",
         "timeouts",
         "tls",
     )
@@ -244,9 +270,10 @@ class Forwarding:
         timeouts: Timeouts,
         retries: int = 0,
         tls: bool = False,
-        on_response: OnResponse | None = None,
+        on_response: OnResponse | LineRelay | None = None,
         server_name: str | None = None,
         keepalive: bool = True,
+        subject: object = None,
     ) -> None:
         self.path = path  # the upstream's path (the request's query is appended)
         self.host_header = host_header
@@ -262,6 +289,9 @@ class Forwarding:
         #: False: a new connection, closed after the answer (never taken from the pool, never
         #: put back)
         self.keepalive = keepalive
+        #: what ``on_response``, a ``LineRelay``, is told the answer is for (the gateway's
+        #: request context): one relay then serves every request of a chain, not one a request
+        self.subject = subject
 
 
 def upstream_target(path: str, query: str) -> str:

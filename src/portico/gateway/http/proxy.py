@@ -28,6 +28,7 @@ from .forwarding import (
     BodyTransform,
     FailureKind,
     Forwarding,
+    LineRelay,
     OnResponse,
     ProxyResult,
     answer_failure,
@@ -38,7 +39,6 @@ from .forwarding import (
 )
 from .relaying import (
     AddedHeaders,
-    LineRelay,
     relay_answer,
     response_headers,
     tunnel_answer,
@@ -195,6 +195,4 @@ async def forward(
         return await tunnel_answer(
             request, responder, response, forwarding.timeouts, upstream_addr, started
         )
-    return await relay_answer(
-        responder, response, forwarding.on_response, upstream_addr, started, request
-    )
+    return await relay_answer(responder, response, forwarding, upstream_addr, started, request)

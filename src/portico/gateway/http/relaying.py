@@ -19,7 +19,8 @@ from .forwarding import (
     ANSWERS,
     BodyTransform,
     FailureKind,
-    OnResponse,
+    Forwarding,
+    LineRelay,
     ProxyResult,
     answer_failure,
     describe,
@@ -52,27 +53,6 @@ def with_added(
     return kept
 
 
-class LineRelay:
-    """An ``OnResponse`` that the usual answer need not call: its head is relayed as the node
-    wrote it, with what ``lines_after`` gives (``_start_response``); the answers whose head
-    must be taken apart still go through ``__call__``. (A base class: see CONVENTIONS.md
-    "Compiled modules".)"""
-
-    __slots__ = ()
-
-    def __call__(
-        self, response: UpstreamResponse, headers: list[tuple[str, str]]
-    ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
-        raise NotImplementedError
-
-    def lines_after(
-        self, response: UpstreamResponse, tag: tuple[str, str] | None
-    ) -> list[bytes] | None:
-        """The lines to relay for the head (the pieces to join: see ``Connection.lines``),
-        the responder's ``tag`` not among them; None: call ``__call__`` instead."""
-        raise NotImplementedError
-
-
 class AddedHeaders(LineRelay):
     """An ``OnResponse`` that only sets headers on the answer (``pairs``: names lower-cased),
     replacing the node's of the same names: the usual answer gets them as extra lines after
@@ -101,13 +81,13 @@ class AddedHeaders(LineRelay):
             pairs.append((key, value))
         return AddedHeaders(pairs)
 
-    def __call__(
-        self, response: UpstreamResponse, headers: list[tuple[str, str]]
+    def filtered(
+        self, subject: object, response: UpstreamResponse, headers: list[tuple[str, str]]
     ) -> tuple[list[tuple[str, str]], BodyTransform | None]:
         return with_added(headers, self.pairs), None
 
     def lines_after(
-        self, response: UpstreamResponse, tag: tuple[str, str] | None
+        self, subject: object, response: UpstreamResponse, tag: tuple[str, str] | None
     ) -> list[bytes] | None:
         """The node's lines and then the headers set, as lines (the pieces to join for the
         head: see ``Connection.lines``); None when the node sent one of them (it must be taken
@@ -142,19 +122,20 @@ def response_headers(response: UpstreamResponse) -> list[tuple[str, str]]:
 async def relay_answer(
     responder: Responder,
     response: UpstreamResponse,
-    on_response: OnResponse | None,
+    forwarding: Forwarding,
     upstream_addr: str | None,
     started: float,
     request: Request,
 ) -> ProxyResult:
-    """Relay the answer, its body streamed; the result of the request."""
+    """Relay the answer (through ``forwarding.on_response``), its body streamed; the result
+    of the request."""
     if response.complete is not None:
-        return relay_complete(responder, response, on_response, upstream_addr, started, request)
+        return relay_complete(responder, response, forwarding, upstream_addr, started, request)
     error: str | None = None
     kind: str | None = None
     status = response.status
     try:
-        transform = _start_response(responder, response, on_response)
+        transform = _start_response(responder, response, forwarding)
         await _stream(responder, response.body, transform)
     except BaseException as exc:
         status, error, kind = _relay_failed(exc, responder, response, status)
@@ -164,7 +145,7 @@ async def relay_answer(
 def relay_complete(
     responder: Responder,
     response: UpstreamResponse,
-    on_response: OnResponse | None,
+    forwarding: Forwarding,
     upstream_addr: str | None,
     started: float,
     request: Request,
@@ -176,7 +157,7 @@ def relay_complete(
     status = response.status
     complete = response.complete or b""
     try:
-        transform = _start_response(responder, response, on_response)
+        transform = _start_response(responder, response, forwarding)
         responder.write_last(complete if transform is None else transform(complete, True))
     except BaseException as exc:
         status, error, kind = _relay_failed(exc, responder, response, status)
@@ -205,22 +186,29 @@ def _relayed(
 
 
 def _start_response(
-    responder: Responder, response: UpstreamResponse, on_response: OnResponse | None
+    responder: Responder, response: UpstreamResponse, forwarding: Forwarding
 ) -> BodyTransform | None:
+    on_response = forwarding.on_response
     if connection_tokens(response.connection) is None and _tag_is_new(response, responder.tag):
         # the usual answer: its header lines relayed as they came, never taken apart
         if on_response is None:
             responder.start_lines(response.status, response.lines, response.content_length)
             return None
         if isinstance(on_response, LineRelay):
-            lines = on_response.lines_after(response, responder.tag)
+            lines = on_response.lines_after(forwarding.subject, response, responder.tag)
             if lines is not None:
                 responder.start_lines(response.status, lines, response.content_length)
                 return None
     if on_response is None:
         responder.start(response.status, response_headers(response), parsed=True)
         return None
-    headers, transform = on_response(response, response_headers(response))  # (may add some)
+    # (a filter may add headers)
+    if isinstance(on_response, LineRelay):
+        headers, transform = on_response.filtered(
+            forwarding.subject, response, response_headers(response)
+        )
+    else:
+        headers, transform = on_response(response, response_headers(response))
     responder.start(response.status, headers)
     return transform
 
