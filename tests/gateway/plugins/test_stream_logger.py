@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
+from portico.gateway.egress import EgressGuard
 from portico.gateway.node_options import GatewayOptions
+from portico.gateway.plugins.stream_logger import KafkaSink, StreamLoggerConfig
+from portico.gateway.telemetry import jsonline
+from portico.gateway.telemetry.batch import BatchFailed
+from portico.gateway.telemetry.log_entry import EntryBatch
 from tests.gateway.plugins.test_logger_sinks import DROPPED, assert_entry, call_as_alice
 from tests.gateway.plugins.test_observability_runtime import (
     Running,
@@ -88,6 +93,33 @@ async def test_each_entry_is_a_message_on_the_topic(
     assert set(kafka.acks) == {-1}  # required_acks: -1 asks every in-sync replica
 
 
+async def test_a_sync_batch_is_sent_once_the_broker_acknowledged_it(kafka: KafkaBroker) -> None:
+    """The sink itself: a batch sent (one Produce request, ``ProduceFrame``) returns once the
+    broker's answer was read and said the batch was taken; a refusal is a failed send."""
+    config = StreamLoggerConfig(
+        broker_list={"127.0.0.1": kafka.port}, stream_topic=TOPIC, producer_type="sync"
+    )
+    dropped: list[int] = []
+    sink = KafkaSink(config, EgressGuard.allowing(["127.0.0.0/8"]), dropped.append)
+    batch = EntryBatch(b"", 3)
+    wire = jsonline.WireNames(8)
+    for n in range(3):
+        batch.add((b'{"n":', b"}"), 1_790_000_000.5, {}, None, [], None, None, wire, None, None, n)
+    try:
+        await sink(batch)
+        assert [m.value for m in kafka.topic_messages(TOPIC)] == [
+            b'{"n":0}',
+            b'{"n":1}',
+            b'{"n":2}',
+        ]
+        kafka.error_code = TOPIC_AUTHORIZATION_FAILED
+        with pytest.raises(BatchFailed, match="TopicAuthorizationFailedError"):
+            await sink(batch)
+        assert dropped == []  # (a sync batch's failure is the processor's to count)
+    finally:
+        await sink.aclose()
+
+
 async def test_async_producer_type_delivers_too(
     gateway: Running, backend: int, kafka: KafkaBroker
 ) -> None:
@@ -106,6 +138,21 @@ async def test_a_refused_batch_is_retried_then_dropped_and_counted(
     assert (await gateway.client.get("/x")).status_code == 200
     await until_metric(gateway, DROPPED, {"plugin": "stream-logger"}, 1)
     assert kafka.produce_requests == 2  # the first try and one retry
+    assert kafka.topic_messages(TOPIC) == []
+
+
+async def test_an_async_batch_the_broker_refuses_is_counted_as_dropped(
+    gateway: Running, backend: int, kafka: KafkaBroker
+) -> None:
+    """``producer_type: async`` hands each batch over and goes on: a refusal that comes
+    later is not retried, its entries are counted as dropped."""
+    kafka.error_code = TOPIC_AUTHORIZATION_FAILED
+    logger = stream_logger(kafka.port, producer_type="async", max_retry_count=1)
+    await gateway.gw.apply(environment(backend, [logger]))
+    for n in range(2):
+        assert (await gateway.client.get(f"/n/{n}")).status_code == 200
+    await until_metric(gateway, DROPPED, {"plugin": "stream-logger"}, 2)
+    assert kafka.produce_requests == 2  # one request a batch of one entry, none again
     assert kafka.topic_messages(TOPIC) == []
 
 
