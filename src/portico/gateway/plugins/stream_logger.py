@@ -4,14 +4,17 @@ The seed names the topic field "``<broker>_topic``": APISIX's kafka-logger calls
 ``kafka_topic``, and the seed writes product names with a neutral word (kafka-logger became
 stream-logger), so ``<broker>`` stands for that word and the field is ``stream_topic``.
 
-At run time each entry is one message (its JSON as the value, ``key`` as the key) produced by
-aiokafka's producer to ``stream_topic``. The producer belongs to the configuration, as its
-batch does (:class:`KafkaSink`, a shared resource): started by the first batch, kept across
-deploys that keep the configuration, stopped after the batch's last flush when the
-configuration goes or the gateway closes. ``producer_type: sync`` waits for the brokers'
-acknowledgements (``required_acks``) of each batch, so a refused batch is retried then
-dropped and counted; ``async`` hands the messages to the producer and goes on, counting as
-dropped the messages whose delivery fails later.
+At run time each entry is one message (its JSON as the value, ``key`` as the key) on
+``stream_topic``: a batch of entries is written as Kafka record batches and each is sent as
+one Produce request (:class:`ProduceFrame`) to the partition's leader, through aiokafka's
+client (its connections, metadata and version lookup). The producer belongs to the
+configuration, as its batch does (:class:`KafkaSink`, a shared resource): started by the
+first batch, kept across deploys that keep the configuration, stopped after the batch's last
+flush when the configuration goes or the gateway closes. ``producer_type: sync`` waits for
+the brokers' acknowledgements (``required_acks``) of each batch, so a refused batch is
+retried then dropped and counted; ``async`` hands the request over and goes on (at most
+``MAX_IN_FLIGHT`` awaiting their answer), counting as dropped the messages whose delivery
+fails later.
 
 The SSRF guard checks the brokers: the bootstrap brokers are connected to at the addresses the
 guard resolved, and the brokers the cluster advertises in its metadata (where the producer
