@@ -121,6 +121,19 @@ class Target:
     cpu_us: list[float] = field(default_factory=list)
 
 
+def need_current_build() -> None:
+    """Stop unless the gateway's compiled modules are built from the current source: the
+    node would run the interpreted ones instead (about three times the instructions a
+    request), and every figure would be wrong without a word. (``make bench`` builds them.)"""
+    from portico import native
+
+    if not native.current(native.build_dir()):
+        raise SystemExit(
+            "the compiled gateway modules are not built from the current source: "
+            "run `make native` first (or `make bench`)"
+        )
+
+
 def need(*tools: str) -> None:
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
@@ -263,6 +276,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5)
     args = parser.parse_args()
     need("wrk", "nginx")
+    need_current_build()
     with tempfile.TemporaryDirectory(prefix="portico-bench-") as tmp:
         work = Path(tmp)
         (work / "tmp").mkdir()

@@ -36,7 +36,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "gateway"))
 
-from bench_gateway import BACKEND_ANSWER, free_port, need, serving_nginx  # noqa: E402
+from bench_gateway import (  # noqa: E402
+    BACKEND_ANSWER,
+    free_port,
+    need,
+    need_current_build,
+    serving_nginx,
+)
 from bench_plugins import Case, Setup, Target, cases, run_wrk  # noqa: E402
 
 _TOTAL = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
@@ -181,6 +187,7 @@ def main() -> None:
     global KEEP
     KEEP = args.keep
     need("wrk", "nginx", "valgrind", "callgrind_control")
+    need_current_build()
     chosen: list[Case] = cases(args.only)
     if not chosen:
         raise SystemExit(f"no case named {args.only!r}")

@@ -44,6 +44,7 @@ from bench_gateway import (  # noqa: E402  (the gateway bench's helpers)
     cpu_seconds,
     free_port,
     need,
+    need_current_build,
     serving_nginx,
     to_ms,
 )
@@ -258,6 +259,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5)
     args = parser.parse_args()
     need("wrk", "nginx")
+    need_current_build()
     chosen = cases(args.only)
     if not chosen:
         raise SystemExit(f"no case named {args.only!r}")
