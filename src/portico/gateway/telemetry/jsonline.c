@@ -816,6 +816,17 @@ static inline char *write_quote(char *out, int twice) {
     return out;
 }
 
+/* an object member's name, "name": (escaped again if twice), at out (room made by the
+ * caller: STRING_ROOM2(len) + 1) */
+static inline char *write_name(char *out, const char *name, Py_ssize_t len, int twice) {
+    out = write_quote(out, twice);
+    out = twice ? write_escaped_twice(out, (const unsigned char *)name, len)
+                : write_escaped(out, (const unsigned char *)name, len);
+    out = write_quote(out, twice);
+    *out++ = ':';
+    return out;
+}
+
 /* h as a JSON object at the end of b: room made once for all of it, then written through a
  * pointer of its own (a check of the room and a store of the length for each byte put, a
  * colon or a quote, were a fifth of the cost of an entry's headers) */
@@ -840,12 +851,7 @@ static int put_headers(Buf *b, Headers *h, int twice) {
         if (item->count == 0) continue;
         if (any) *out++ = ',';
         any = 1;
-        out = write_quote(out, twice);
-        out = twice ? write_escaped_twice(out, (const unsigned char *)item->name_utf8,
-                                          item->name_len)
-                    : write_escaped(out, (const unsigned char *)item->name_utf8, item->name_len);
-        out = write_quote(out, twice);
-        *out++ = ':';
+        out = write_name(out, item->name_utf8, item->name_len, twice);
         if (item->count == 1) {
             out = write_header_value(out, item, twice);
             continue;
@@ -1046,16 +1052,10 @@ static int wire_add(WireNames *w, const char *raw, Py_ssize_t n, uint64_t hash, 
         return -1;
     }
     memcpy(copy, raw, (size_t)n);
-    char *json = copy + n, *out = json;
-    *out++ = '"';
-    out = write_escaped(out, (const unsigned char *)utf8, utf8_len);
-    *out++ = '"';
-    *out++ = ':';
+    char *json = copy + n;
+    char *out = write_name(json, utf8, utf8_len, 0);
     Py_ssize_t json_len = out - json;
-    out = write_quote(out, 1);
-    out = write_escaped_twice(out, (const unsigned char *)utf8, utf8_len);
-    out = write_quote(out, 1);
-    *out++ = ':';
+    out = write_name(out, utf8, utf8_len, 1);
     Known *k = &w->items[w->len];
     k->name_hash = name_hash;
     k->json = json;
@@ -1289,7 +1289,6 @@ fail:
  * are. */
 #define RESERVE_MAX (8 * 1024 * 1024)
 
-
 typedef struct {
     PyObject_HEAD
     Buf buf;
@@ -1360,11 +1359,7 @@ static int put_member(Buf *b, int *first, const char *name_json, Py_ssize_t name
         memcpy(out, name_json, (size_t)name_json_len);
         out += name_json_len;
     } else {
-        out = write_quote(out, twice);
-        out = twice ? write_escaped_twice(out, (const unsigned char *)name, name_len)
-                    : write_escaped(out, (const unsigned char *)name, name_len);
-        out = write_quote(out, twice);
-        *out++ = ':';
+        out = write_name(out, name, name_len, twice);
     }
     out = write_value(out, value, value_len, latin1, twice);
     b->len = out - b->data;
