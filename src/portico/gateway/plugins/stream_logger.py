@@ -336,7 +336,8 @@ class KafkaSink:
 
     async def aclose(self) -> None:
         """Stop the producer (after the batch's last flush: registered after it, it is
-        closed after it). Whatever it still buffers is sent within its own timeouts."""
+        closed after it), once the async requests still awaiting their answer have had it or
+        ``timeout`` has passed (those left are cancelled, their entries counted as dropped)."""
         self._closed = True
         if self._in_flight:  # async batches still waiting for their answer
             _, late = await asyncio.wait(self._in_flight, timeout=self.timeout)

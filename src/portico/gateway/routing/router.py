@@ -127,6 +127,14 @@ class _Entry:
         self.wildcards = tuple(sorted({h[1:].lower() for h in route.hosts if h.startswith("*.")}))
         self.hosts: frozenset[str] | None = frozenset(exact) if route.hosts else None
 
+    def takes(self, method: str) -> bool:
+        """Whether the route accepts ``method``: by its bit (``method_mask``), a method
+        without a bit by name (no methods: any)."""
+        bit = _METHOD_BITS.get(method, 0)
+        if bit:
+            return bool(self.method_mask & bit)
+        return self.methods is None or method in self.methods
+
 
 def _wildcard(host: str, suffixes: tuple[str, ...]) -> bool:
     """``host`` has one or more labels in front of one of ``suffixes`` (".example.com")."""
@@ -175,15 +183,10 @@ class _Candidates:
     def pick(self, method: str, host: str) -> _Entry | None:
         only = self._only
         if only is not None:
-            bit = _METHOD_BITS.get(method, 0)
-            if only.method_mask & bit:
-                return only
-            if bit == 0 and (only.methods is None or method in only.methods):
-                return only  # (a method without a bit: compared by name)
-            return None
+            return only if only.takes(method) else None
         if self._any_host is None:
             for entry in self._entries:
-                if entry.methods is not None and method not in entry.methods:
+                if not entry.takes(method):
                     continue
                 hosts = entry.hosts
                 if hosts is None or host in hosts or _wildcard(host, entry.wildcards):
