@@ -186,6 +186,8 @@ def main() -> None:
     args = parser.parse_args()
     global KEEP
     KEEP = args.keep
+    if KEEP is not None:
+        KEEP.mkdir(parents=True, exist_ok=True)
     need("wrk", "nginx", "valgrind", "callgrind_control")
     need_current_build()
     chosen: list[Case] = cases(args.only)

@@ -94,7 +94,6 @@ C_MODULES = (
     "portico.gateway.plugins.trace_export.wire",
     "portico.gateway.plugins._xml_json",
     "portico.gateway.plugins._json_xml",
-    "portico.gateway.telemetry.recordbatch",
 )
 #: what a C module links besides Python: commands printing its compiler and linker flags
 #: (``-I``, ``-L``, ``-l``), the first that runs is used; from the library's Debian -dev
@@ -128,12 +127,13 @@ def c_source_of(module: str) -> Path:
 
 def sources() -> list[Path]:
     """What a build depends on: every module of the packages holding compiled ones, their
-    subpackages included, and the C sources (the Makefile's NATIVE_SOURCES are the same
-    files)."""
+    subpackages included, and the C sources with the headers beside them (the Makefile's
+    NATIVE_SOURCES are the same files)."""
     packages = {source_of(module).parent for module in (*MODULES, *C_MODULES)}
     outermost = {p for p in packages if not any(parent in packages for parent in p.parents)}
     found = {path for package in outermost for path in package.rglob("*.py")}
-    return sorted(found | {c_source_of(module) for module in C_MODULES})
+    headers = {path for module in C_MODULES for path in c_source_of(module).parent.glob("*.h")}
+    return sorted(found | headers | {c_source_of(module) for module in C_MODULES})
 
 
 def manifest() -> dict[str, object]:

@@ -1,12 +1,15 @@
-"""Kafka record batches written by ``telemetry.recordbatch``: the C module and the reference
-(``recordbatch.py``, aiokafka's own builder) write the same bytes for the same input, the
-bytes stream-logger produced before (``BatchBuilder``, a new one when one is full), which
-aiokafka reads back with their CRC checked. The C module is the one of the current native
-build (``make native``); where there is none, the reference alone is checked."""
+"""Kafka record batches written from a logger's batch of entries (``EntryBatch.record_extent``
+and ``record_batch``): the native build's ``EntryBatch`` (``recordbatch.h``, in
+``jsonline.c``) and the reference's (``recordbatch.py``, aiokafka's own builder) write the same
+bytes for the same entries, the bytes stream-logger produced before (``BatchBuilder``, a new
+one when one is full), which aiokafka reads back with their CRC checked. The C is the one of
+the current native build (``make native``); where there is none, the reference alone is
+checked."""
 
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import pytest
 from aiokafka.producer.message_accumulator import BatchBuilder
@@ -14,15 +17,21 @@ from aiokafka.record.default_records import DefaultRecordBatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portico import native
-from portico.gateway.telemetry import recordbatch as loaded
+from portico.gateway.telemetry import recordbatch
 from tests.support.c_modules import implementations
 from tests.support.kafkabroker import _records_in
 
-MODULE = "portico.gateway.telemetry.recordbatch"
+REFERENCE, C, IMPLEMENTATIONS = implementations("portico.gateway.telemetry.jsonline")
 
 
-REFERENCE, C, IMPLEMENTATIONS = implementations(MODULE)
+def entry_batch(module: ModuleType, values: list[bytes], logged_at: list[float]) -> Any:
+    """A batch of ``module`` holding each value as an entry (one piece, no values: written
+    as it is), logged at its time."""
+    batch = module.EntryBatch(b"\n", len(values))
+    wire = module.WireNames(8)
+    for value, at in zip(values, logged_at, strict=True):
+        batch.add((value,), at, {}, None, [], None, None, wire, None, None)
+    return batch
 
 
 def by_aiokafka(
@@ -48,10 +57,17 @@ def by(
     key: bytes | None,
     max_bytes: int,
 ) -> list[bytes]:
+    """Each record batch of ``module``'s EntryBatch, as stream-logger asks for them, with a
+    prefix in front (its Produce request's leading fields) that is checked and taken off."""
+    batch = entry_batch(module, values, logged_at)
     batches, start = [], 0
     while start < len(values):
-        batch, start = module.encode(values, logged_at, key, start, max_bytes)
-        batches.append(batch)
+        size, end = batch.record_extent(key, start, max_bytes)
+        prefix = b"prefix:%d" % start
+        written = batch.record_batch(prefix, key, start, end)
+        assert written.startswith(prefix) and len(written) == len(prefix) + size
+        batches.append(written[len(prefix) :])
+        start = end
     return batches
 
 
@@ -79,21 +95,38 @@ def test_batches_are_aiokafkas_bytes(
 
 @pytest.mark.parametrize("module", IMPLEMENTATIONS)
 def test_bad_input_is_refused(module: ModuleType) -> None:
-    with pytest.raises(ValueError, match="same length"):
-        module.encode([b"a"], [1.0, 2.0], None, 0, 100)
-    with pytest.raises(ValueError, match="start"):
-        module.encode([b"a"], [1.0], None, 1, 100)
+    batch = entry_batch(module, [b"a" * 200, b"b"], [1.0, 2.0])
+    for start in (-1, 2):
+        with pytest.raises(ValueError, match="start"):
+            batch.record_extent(None, start, 100)
+        with pytest.raises(ValueError, match="start"):
+            batch.record_batch(b"", None, start, 2)
+    for end in (0, 3):
+        with pytest.raises(ValueError, match="end"):
+            batch.record_batch(b"", None, 0, end)
     with pytest.raises(TypeError):
-        module.encode(["a"], [1.0], None, 0, 100)
-    batch, end = module.encode([b"a" * 200, b"b"], [1.0, 2.0], b"k", 0, 100)
+        batch.record_batch("prefix", None, 0, 1)
+    with pytest.raises(TypeError):
+        batch.record_extent("key", 0, 100)
+    with pytest.raises(ValueError, match="time"):
+        entry_batch(module, [b"a"], [1e300]).record_extent(None, 0, 100)
+    size, end = batch.record_extent(b"k", 0, 100)
     assert end == 1  # the first record goes whatever its size; the next waits
-    assert [r.value for r in DefaultRecordBatch(bytearray(batch))] == [b"a" * 200]
+    data = batch.record_batch(b"", b"k", 0, end)
+    assert len(data) == size
+    assert [r.value for r in DefaultRecordBatch(bytearray(data))] == [b"a" * 200]
 
 
-def test_the_c_module_is_the_one_the_gateway_uses_when_built() -> None:
-    if not native.active():
-        pytest.skip("the interpreted modules run (PORTICO_NATIVE=0 or no current build)")
-    assert native.compiled(loaded)
+def test_the_reference_is_aiokafkas_builder() -> None:
+    """What the interpreted EntryBatch calls, on lists: refused as the C refuses."""
+    with pytest.raises(ValueError, match="same length"):
+        recordbatch.extent([b"a"], [1.0, 2.0], None, 0, 100)
+    with pytest.raises(TypeError):
+        recordbatch.extent(["a"], [1.0], None, 0, 100)  # type: ignore[list-item]
+    assert (
+        recordbatch.encode([b"a", b"b"], [1.0, 1.0], None, 0, 2, b"")
+        == by_aiokafka([b"a", b"b"], [1.0, 1.0], None, 1 << 20)[0]
+    )
 
 
 @settings(max_examples=50, deadline=None)
@@ -104,7 +137,9 @@ def test_the_bench_broker_counts_records_from_the_batch_headers(counts: list[int
 
     raw = b""
     for count in counts:
-        data, end = REFERENCE.encode([b"x" * 40] * count, [1.0] * count, None, 0, 1 << 20)
+        size, end = recordbatch.extent([b"x" * 40] * count, [1.0] * count, None, 0, 1 << 20)
         assert end == count
+        data = recordbatch.encode([b"x" * 40] * count, [1.0] * count, None, 0, end, b"")
+        assert len(data) == size
         raw += data
     assert _records_in(raw) == sum(counts)

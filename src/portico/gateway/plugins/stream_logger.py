@@ -46,7 +46,6 @@ from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._batching import BatchingConfig, config_key
 from portico.gateway.plugins._log_sink import EntryBatch, LoggerRuntime
 from portico.gateway.plugins.base import Category, PluginSpec
-from portico.gateway.telemetry import recordbatch
 from portico.gateway.telemetry.batch import BatchFailed
 from portico.gateway.telemetry.metrics import GatewayMetrics
 
@@ -130,7 +129,6 @@ PLUGIN = PluginSpec(
 
 MAX_REQUEST_BYTES = 1024 * 1024
 _PARTITIONER = DefaultPartitioner()  # Kafka's: murmur2 of the key, or any partition
-_encode = recordbatch.encode
 #: Kafka's Produce API, from the version that takes record batches (magic 2) to the last of
 #: the same request layout that aiokafka reads answers of
 PRODUCE_API = 0
@@ -142,27 +140,40 @@ MAX_IN_FLIGHT = 5
 
 
 class ProduceFrame:
-    """One Produce request (v3 to v7: one layout) around one record batch, written in one
-    piece and sent through aiokafka's client (``AIOKafkaClient.send``: its connections, its
-    version lookup, its reading of the answer with ``ProduceResponse`` of the same version).
+    """One Produce request (v3 to v7: one layout) around the record batch of entries
+    ``start`` to ``end`` of a batch, sent through aiokafka's client (``AIOKafkaClient.send``:
+    its connections, its version lookup, its reading of the answer with ``ProduceResponse``
+    of the same version).
 
     Why not the producer's ``send_batch``: between a batch and the socket its accumulator,
     sender and protocol classes copied a batch's bytes about eight times (a 700 KB batch of
     1000 entries: ~5,000 instructions an entry, more than the entry's writing). Here the
-    request is one join, which aiokafka then prefixes with its size: the header it asks for
-    is written into that join (:meth:`build_request_header` hands back an empty one, and
-    joined to an empty header the body is not copied). This follows aiokafka's request
-    interface (``prepare``, ``build_request_header``, ``encode``, ``RESPONSE_TYPE``), pinned
-    with its version; the tests produce through it to a broker that decodes every request
-    with aiokafka's own ``ProduceRequest``."""
+    request is written by one call, when aiokafka asks for it (:meth:`encode`): the record
+    batch straight from the entries' buffer (``EntryBatch.record_batch``), after the header
+    aiokafka asks for and the request's leading fields. aiokafka then prefixes it with its
+    size. :meth:`build_request_header` hands back an empty header, since joined to an empty
+    header the request is not copied. This follows aiokafka's request interface
+    (``prepare``, ``build_request_header``, ``encode``, ``RESPONSE_TYPE``), pinned with its
+    version; the tests produce through it to a broker that decodes every request with
+    aiokafka's own ``ProduceRequest``."""
 
     API_KEY = PRODUCE_API
     FLEXIBLE_VERSION = False
 
-    def __init__(self, acks: int, timeout_ms: int, topic: str, partition: int, data: bytes):
+    def __init__(
+        self,
+        acks: int,
+        timeout_ms: int,
+        topic: str,
+        partition: int,
+        records: tuple[EntryBatch, bytes | None, int, int, int],
+    ) -> None:
+        """``records``: (the batch, the records' key, start, end, the record batch's size as
+        ``record_extent`` gave it)."""
         self.required_acks = acks
         self.API_VERSION = MIN_PRODUCE_VERSION
         self.RESPONSE_TYPE: Any = _RESPONSES[MIN_PRODUCE_VERSION]
+        self._batch, self._key, self._start, self._end, size = records
         name = topic.encode()
         # transactional id (null), acks, timeout, one topic, one partition, its records
         self._fixed = struct.pack(
@@ -175,9 +186,8 @@ class ProduceFrame:
             name,
             1,
             partition,
-            len(data),
+            size,
         )
-        self._data = data
         self._header = b""
 
     def prepare(self, versions: dict[int, tuple[int, int]]) -> ProduceFrame:
@@ -196,7 +206,8 @@ class ProduceFrame:
         return _EMPTY_HEADER
 
     def encode(self) -> bytes:
-        return b"".join((self._header, self._fixed, self._data))
+        prefix = self._header + self._fixed
+        return self._batch.record_batch(prefix, self._key, self._start, self._end)
 
     def parse_response_header(self, answer: BytesIO) -> ResponseHeader_v0:
         return ResponseHeader_v0.decode(answer)  # (a Produce answer's header, to v8)
@@ -293,15 +304,15 @@ class KafkaSink:
         if leader is None or leader < 0:
             producer.client.force_metadata_update()
             raise BatchFailed(f"no leader known for {topic}/{partition}")
-        # record batches written whole (``telemetry.recordbatch``, C in the native build),
-        # each sent as one Produce request (ProduceFrame)
-        lines, logged_at = batch.lines(), batch.logged_at()
+        # record batches of at most MAX_REQUEST_BYTES, each sent as one Produce request
+        # (ProduceFrame: the batch written from the entries' buffer when it is sent)
         acks = self.config.required_acks
         timeout_ms = self.config.timeout * 1000
         start = 0
-        while start < len(lines):
-            data, end = _encode(lines, logged_at, key, start, MAX_REQUEST_BYTES)
-            frame = ProduceFrame(acks, timeout_ms, topic, partition, data)
+        while start < len(batch):
+            size, end = batch.record_extent(key, start, MAX_REQUEST_BYTES)
+            records = (batch, key, start, end, size)
+            frame = ProduceFrame(acks, timeout_ms, topic, partition, records)
             if self.config.producer_type == "sync":
                 await self._produce(producer, leader, frame)
             else:

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "recordbatch.h" /* Kafka record batches of an EntryBatch's entries */
 
 /* ------------------------------------------------------------------ an output buffer */
 
@@ -1657,6 +1658,65 @@ static PyObject *batch_logged_at(EntryBatch *self, PyObject *unused) {
     return times;
 }
 
+/* ------------------------------------------------------------------ Kafka record batches */
+
+static RecordEntries batch_entries(EntryBatch *self) {
+    RecordEntries e = {self->buf.data, self->starts, self->ends, self->at, self->count};
+    return e;
+}
+
+/* a record batch's key: bytes or None (key_len -1) */
+static int record_key(PyObject *key, const char **data, Py_ssize_t *len) {
+    if (key == Py_None) {
+        *data = NULL;
+        *len = -1;
+        return 0;
+    }
+    if (!PyBytes_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be bytes or None");
+        return -1;
+    }
+    *data = PyBytes_AS_STRING(key);
+    *len = PyBytes_GET_SIZE(key);
+    return 0;
+}
+
+/* record_extent(key, start, max_bytes): (size, end) of the record batch from start */
+static PyObject *batch_record_extent(EntryBatch *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "record_extent(key, start, max_bytes)");
+        return NULL;
+    }
+    const char *key;
+    Py_ssize_t key_len, size, end;
+    if (record_key(args[0], &key, &key_len) < 0) return NULL;
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t max_bytes = PyLong_AsSsize_t(args[2]);
+    if (max_bytes == -1 && PyErr_Occurred()) return NULL;
+    RecordEntries e = batch_entries(self);
+    if (record_extent(&e, key_len, start, max_bytes, &size, &end) < 0) return NULL;
+    return Py_BuildValue("(nn)", size, end);
+}
+
+/* record_batch(prefix, key, start, end): prefix, then the record batch of start..end */
+static PyObject *batch_record_batch(EntryBatch *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "record_batch(prefix: bytes, key, start, end)");
+        return NULL;
+    }
+    const char *key;
+    Py_ssize_t key_len;
+    if (record_key(args[1], &key, &key_len) < 0) return NULL;
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t end = PyLong_AsSsize_t(args[3]);
+    if (end == -1 && PyErr_Occurred()) return NULL;
+    RecordEntries e = batch_entries(self);
+    return record_batch(&e, PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]), key, key_len,
+                        start, end);
+}
+
 /* stamped(): stamped_lines(self.lines(), self.logged_at()), from the buffer itself */
 static PyObject *batch_stamped(EntryBatch *self, PyObject *unused) {
     Py_ssize_t room = 64;
@@ -1697,6 +1757,12 @@ static PyMethodDef BATCH_METHODS[] = {
     {"lines", (PyCFunction)batch_lines, METH_NOARGS, "lines(): each entry as bytes."},
     {"logged_at", (PyCFunction)batch_logged_at, METH_NOARGS,
      "logged_at(): when each entry was logged (epoch seconds)."},
+    {"record_extent", (PyCFunction)(void (*)(void))batch_record_extent, METH_FASTCALL,
+     "record_extent(key, start, max_bytes): (size, end) of the Kafka record batch of the "
+     "entries from start, as many as fit in max_bytes (at least one)."},
+    {"record_batch", (PyCFunction)(void (*)(void))batch_record_batch, METH_FASTCALL,
+     "record_batch(prefix, key, start, end): prefix, then the Kafka record batch of entries "
+     "start to end, as one bytes object."},
     {"stamped", (PyCFunction)batch_stamped, METH_NOARGS,
      "stamped(): stamped_lines(self.lines(), self.logged_at())."},
     {NULL, NULL, 0, NULL},
@@ -1746,6 +1812,7 @@ static struct PyModuleDef MODULE = {
 
 PyMODINIT_FUNC PyInit_jsonline(void) {
     escaped_init();
+    record_crc_init();
     SECRET = PyUnicode_InternFromString("secret");
     WIRE_NAME = PyUnicode_InternFromString("wire_name");
     if (SECRET == NULL || WIRE_NAME == NULL) return NULL;

@@ -22,6 +22,8 @@ import json
 from collections.abc import Sequence
 from typing import Final, Protocol
 
+from portico.gateway.telemetry import recordbatch
+
 REDACTED = "[REDACTED]"
 #: the values of :meth:`EntryBatch.add` that stand for the request's and the answer's headers
 REQUEST_HEADERS: Final = object()
@@ -264,6 +266,16 @@ class EntryBatch:
     def logged_at(self) -> list[float]:
         """When each entry was logged (epoch seconds)."""
         return list(self._at)
+
+    def record_extent(self, key: bytes | None, start: int, max_bytes: int) -> tuple[int, int]:
+        """``recordbatch.extent`` of the entries (as written: escaped if ``escaped``):
+        ``(size, end)`` of the Kafka record batch of entries ``start`` to ``end``."""
+        return recordbatch.extent(self._lines, self._at, key, start, max_bytes)
+
+    def record_batch(self, prefix: bytes, key: bytes | None, start: int, end: int) -> bytes:
+        """``recordbatch.encode`` of the entries: ``prefix``, then the record batch of
+        entries ``start`` to ``end``, in one bytes object."""
+        return recordbatch.encode(self._lines, self._at, key, start, end, prefix)
 
     def stamped(self) -> bytes:
         """``stamped_lines(self.lines(), self.logged_at())`` (the lines escaped already if
