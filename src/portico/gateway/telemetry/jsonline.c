@@ -589,23 +589,31 @@ static int put_rendered(Buf *b, PyObject **piece, PyObject *const *value, Py_ssi
         }
         Py_ssize_t n = PyBytes_GET_SIZE(piece[i]);
         PyObject *v = i < count ? value[i] : NULL;
-        if (v != NULL && !twice && PyUnicode_CheckExact(v)) {
+        if (v != NULL && PyUnicode_CheckExact(v)) {
             /* the usual pair, a piece and a string: room for both at once, both written
-             * through a pointer of their own */
+             * through a pointer of their own (escaped twice, quotes included, in an escaped
+             * batch) */
             Py_ssize_t len;
             const char *text = utf8_of(v, &len);
             if (text == NULL) return -1;
-            if (len > PY_SSIZE_T_MAX / 6 - 32 - n) {
+            if (len > PY_SSIZE_T_MAX / 7 - 32 - n) {
                 PyErr_NoMemory();
                 return -1;
             }
-            if (buf_reserve(b, n + STRING_ROOM(len)) < 0) return -1;
+            if (buf_reserve(b, n + (twice ? STRING_ROOM2(len) : STRING_ROOM(len))) < 0) return -1;
             char *out = b->data + b->len;
             memcpy(out, PyBytes_AS_STRING(piece[i]), (size_t)n);
             out += n;
-            *out++ = '"';
-            out = write_escaped(out, (const unsigned char *)text, len);
-            *out++ = '"';
+            if (twice) {
+                memcpy(out, "\\\"", 2);
+                out = write_escaped_twice(out + 2, (const unsigned char *)text, len);
+                memcpy(out, "\\\"", 2);
+                out += 2;
+            } else {
+                *out++ = '"';
+                out = write_escaped(out, (const unsigned char *)text, len);
+                *out++ = '"';
+            }
             b->len = out - b->data;
             continue;
         }
