@@ -10,6 +10,7 @@ interpreted run (``PORTICO_NATIVE=0``) must go on importing the reference.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import sys
@@ -34,8 +35,13 @@ def reference(module: str) -> ModuleType:
     return _load(native.source_of(module), module.replace(".", "_") + "_reference")
 
 
+@functools.cache
 def compiled(module: str) -> ModuleType | None:
-    """The C module of the current native build (the one in use, when it is), else None."""
+    """The C module of the current native build (the one in use, when it is), else None.
+    Loaded at most once a process: a C module of one-phase init loaded again is not
+    initialised again; CPython copies the dict it kept of the first load into whatever
+    ``sys.modules`` holds under its name, here the reference in use, which would then mix
+    both modules' objects."""
     loaded = importlib.import_module(module)
     if native.compiled(loaded):
         return loaded
