@@ -10,14 +10,26 @@ classes, so the bytes are Kafka's, not a private format. Every topic asked for e
 ``auto.create.topics.enable``), with one partition led by this broker; what is produced is
 kept for the test to read back (:attr:`KafkaBroker.messages`). ``error_code`` makes every
 Produce fail with that Kafka error (e.g. 29, TOPIC_AUTHORIZATION_FAILED, not retriable).
+
+By hand (see by_hand.py), it serves until stopped and prints a line for each record produced:
+
+    .venv/bin/python tests/support/kafkabroker.py --port 9092
 """
 
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # run by its path: see by_hand.py
+    from by_hand import run_as_module
+
+    run_as_module(__file__)
+
+import argparse
 import socket
 import socketserver
 import struct
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import BytesIO
 from types import TracebackType
@@ -32,6 +44,8 @@ from aiokafka.protocol.metadata import (
 )
 from aiokafka.protocol.produce import ProduceRequest_v3, ProduceResponse_v3
 from aiokafka.record.memory_records import MemoryRecords
+
+from . import by_hand
 
 API_VERSIONS, METADATA, PRODUCE = 18, 3, 0
 #: what the broker announces: api key → (min, max version)
@@ -54,9 +68,20 @@ class Message:
     key: bytes | None
     value: bytes | None
 
+    def __str__(self) -> str:
+        return f"{self.topic}[{self.partition}]@{self.offset} key {self.key!r}: {self.value!r}"
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True  # a broker stopped with clients connected starts again at once
+
 
 @dataclass
 class KafkaBroker:
+    """Serves on ``host``:``port`` (a free loopback port by default) from ``with`` to its end;
+    each record kept is also given to ``report``, if set."""
+
     port: int = 0
     #: Kafka error code every Produce is answered with (0: accept)
     error_code: int = 0
@@ -71,7 +96,9 @@ class KafkaBroker:
     #: records taken, by topic (the next offset)
     counts: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    _server: socketserver.ThreadingTCPServer | None = None
+    host: str = "127.0.0.1"
+    report: Callable[[Message], None] | None = None
+    _server: _Server | None = None
 
     def __enter__(self) -> KafkaBroker:
         broker = self
@@ -80,8 +107,7 @@ class KafkaBroker:
             def handle(self) -> None:
                 broker._serve(self.request)
 
-        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Connection)
-        server.daemon_threads = True
+        server = _Server((self.host, self.port), Connection)
         self.port = server.server_address[1]
         self._server = server
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
@@ -151,11 +177,11 @@ class KafkaBroker:
         topics = request.topics if request.topics else known  # none named: all of them
         partitions = [(0, 0, NODE_ID, [NODE_ID], [NODE_ID])]
         if version == 0:
-            brokers0 = [(NODE_ID, "127.0.0.1", self.port)]
+            brokers0 = [(NODE_ID, self.host, self.port)]
             return MetadataResponse_v0(
                 brokers0, [(0, topic, partitions) for topic in topics]
             ).encode()
-        brokers1 = [(NODE_ID, "127.0.0.1", self.port, None)]
+        brokers1 = [(NODE_ID, self.host, self.port, None)]
         return MetadataResponse_v1(
             brokers1, NODE_ID, [(0, topic, False, partitions) for topic in topics]
         ).encode()
@@ -179,9 +205,12 @@ class KafkaBroker:
                         records = MemoryRecords(raw)
                         while (batch := records.next_batch()) is not None:
                             for record in batch:
-                                self.messages.append(
-                                    Message(topic, partition, offset, record.key, record.value)
+                                message = Message(
+                                    topic, partition, offset, record.key, record.value
                                 )
+                                self.messages.append(message)
+                                if self.report is not None:
+                                    self.report(message)
                                 offset += 1
                     self.counts[topic] = offset
                     results.append((partition, 0, base, -1))  # the batch's base offset
@@ -211,3 +240,18 @@ def _read_exactly(sock: socket.socket, size: int) -> bytes | None:
         chunks.append(chunk)
         wanted -= len(chunk)
     return b"".join(chunks)
+
+
+@contextmanager
+def _by_hand(arguments: argparse.Namespace) -> Iterator[str]:
+    with KafkaBroker(
+        port=arguments.port, host=arguments.host, report=lambda record: by_hand.say(str(record))
+    ) as broker:
+        yield (
+            f"Kafka broker {by_hand.LISTENING} {broker.host}:{broker.port} (node {NODE_ID};"
+            " every topic exists, one partition; a line for each record produced)"
+        )
+
+
+if __name__ == "__main__":
+    by_hand.serve(by_hand.command_line(__doc__.split("\n\n")[0], port=9092), _by_hand)

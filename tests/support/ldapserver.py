@@ -1,22 +1,34 @@
-"""A real, throwaway OpenLDAP ``slapd`` for tests: loopback only, an mdb database in a
+"""A real, throwaway OpenLDAP ``slapd`` for tests: on loopback, an mdb database in a
 temporary directory, users loaded with ``slapadd`` before it starts, a plain ``ldap://``
 listener (StartTLS offered) and an ``ldaps://`` one, both with a self-signed certificate for
 ``localhost`` / ``127.0.0.1`` made here.
 
-By hand, the same directory is ``slapd -d 0 -f <dir>/slapd.conf -h "ldap://127.0.0.1:3890/"``
-after ``slapadd -f <dir>/slapd.conf -l users.ldif`` (Debian packages slapd and ldap-utils).
+By hand (see by_hand.py), the same directory serves until stopped, its files then removed:
+
+    .venv/bin/python tests/support/ldapserver.py --port 3890 --user alice:alice-pw
+    ldapwhoami -x -H ldap://127.0.0.1:3890 -D cn=alice,ou=users,dc=example,dc=org -w alice-pw
 """
 
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # run by its path: see by_hand.py
+    from by_hand import run_as_module
+
+    run_as_module(__file__)
+
+import argparse
 import base64
 import datetime
 import hashlib
 import ipaddress
 import os
+import secrets
 import shutil
 import socket
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +37,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from . import by_hand
 from .process import ServerProcess
 
 SUFFIX = "dc=example,dc=org"
 USERS_DN = f"ou=users,{SUFFIX}"
+ADMIN_DN = f"cn=admin,{SUFFIX}"
 _SCHEMAS = ("core", "cosine", "inetorgperson")
 
 
@@ -94,8 +108,10 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-def _config(base: Path, cert: Path, key: Path) -> str:
+def _config(base: Path, cert: Path, key: Path, admin_password: str | None) -> str:
     schemas = "\n".join(f"include /etc/ldap/schema/{name}.schema" for name in _SCHEMAS)
+    # without a rootpw the admin cannot bind: nobody writes to the directory once it runs
+    rootpw = f"rootpw {ssha(admin_password)}\n" if admin_password is not None else ""
     return f"""{schemas}
 pidfile {base}/slapd.pid
 argsfile {base}/slapd.args
@@ -106,8 +122,8 @@ TLSCertificateKeyFile {key}
 database mdb
 maxsize 16777216
 suffix "{SUFFIX}"
-rootdn "cn=admin,{SUFFIX}"
-directory {base}/data
+rootdn "{ADMIN_DN}"
+{rootpw}directory {base}/data
 access to attrs=userPassword by anonymous auth by * none
 access to * by * read
 """
@@ -129,24 +145,33 @@ def _ldif(users: tuple[User, ...]) -> str:
     return "\n\n".join(entries) + "\n"
 
 
-def _answers(port: int) -> bool:
+def _answers(host: str, port: int) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        with socket.create_connection((host, port), timeout=0.5):
             return True
     except OSError:
         return False
 
 
 class LdapServer(ServerProcess):
-    """Runs ``slapd`` in the foreground on two free ports (``port``: ldap://, StartTLS;
-    ``tls_port``: ldaps://); its files go to ``base_dir``. ``stop()`` then ``start()`` serves
-    the same directory again on the same ports."""
+    """Runs ``slapd`` in the foreground on two ports (``port``: ldap://, StartTLS;
+    ``tls_port``: ldaps://), free ones unless ``ports`` are given, on ``host``; its files go
+    to ``base_dir``. ``stop()`` then ``start()`` serves the same directory again on the same
+    ports. With ``admin_password``, :data:`ADMIN_DN` can bind (and write)."""
 
     name = "slapd"
     listeners = 2
     bind_failure = None  # slapd -d 0 exits without a word when a port is taken
 
-    def __init__(self, base_dir: Path, users: tuple[User, ...]) -> None:
+    def __init__(
+        self,
+        base_dir: Path,
+        users: tuple[User, ...],
+        *,
+        host: str = "127.0.0.1",
+        ports: tuple[int, int] | None = None,
+        admin_password: str | None = None,
+    ) -> None:
         slapd, slapadd = shutil.which("slapd", path=_SBIN), shutil.which("slapadd", path=_SBIN)
         if slapd is None or slapadd is None:
             raise RuntimeError(
@@ -156,9 +181,11 @@ class LdapServer(ServerProcess):
         self.slapd, self.slapadd = slapd, slapadd
         self.base_dir = Path(base_dir)
         self.users = users
+        self.host = host
+        self.admin_password = admin_password
         self.cert_path = self.base_dir / "cert.pem"
         self._config: Path | None = None
-        super().__init__(self.base_dir / "slapd.log")
+        super().__init__(self.base_dir / "slapd.log", ports=ports)
 
     @property
     def tls_port(self) -> int:
@@ -166,11 +193,11 @@ class LdapServer(ServerProcess):
 
     @property
     def uri(self) -> str:
-        return f"ldap://127.0.0.1:{self.port}"
+        return f"ldap://{self.host}:{self.port}"
 
     @property
     def tls_uri(self) -> str:
-        return f"ldaps://127.0.0.1:{self.tls_port}"
+        return f"ldaps://{self.host}:{self.tls_port}"
 
     def _load(self) -> Path:
         """The configuration, with the users loaded into the database (the first time)."""
@@ -179,7 +206,7 @@ class LdapServer(ServerProcess):
         config = self.base_dir / "slapd.conf"
         (self.base_dir / "data").mkdir(parents=True, exist_ok=True)
         cert, key = self_signed(self.base_dir)
-        config.write_text(_config(self.base_dir, cert, key))
+        config.write_text(_config(self.base_dir, cert, key, self.admin_password))
         ldif = self.base_dir / "users.ldif"
         ldif.write_text(_ldif(self.users))
         subprocess.run(
@@ -195,12 +222,57 @@ class LdapServer(ServerProcess):
         super().start()
 
     def command(self) -> list[str]:
-        listeners = f"ldap://127.0.0.1:{self.port}/ ldaps://127.0.0.1:{self.tls_port}/"
+        listeners = f"{self.uri}/ {self.tls_uri}/"
         # -d 0: stays in the foreground (stopped with the process), logs nothing
         return [self.slapd, "-d", "0", "-f", str(self._load()), "-h", listeners]
 
     def is_ready(self) -> bool:
-        return _answers(self.port) and _answers(self.tls_port)
+        return _answers(self.host, self.port) and _answers(self.host, self.tls_port)
 
 
 _SBIN = os.pathsep.join((os.environ.get("PATH", ""), "/usr/sbin", "/sbin"))
+
+
+def _user(given: str) -> User:
+    cn, colon, password = given.partition(":")
+    if not cn or not colon:
+        raise argparse.ArgumentTypeError(f"{given!r} is not NAME:PASSWORD")
+    return User(cn, password)
+
+
+@contextmanager
+def _by_hand(arguments: argparse.Namespace) -> Iterator[str]:
+    admin_password = arguments.admin_password or secrets.token_urlsafe(12)
+    with (
+        tempfile.TemporaryDirectory(prefix="portico-slapd-") as base_dir,
+        LdapServer(
+            Path(base_dir),
+            tuple(arguments.user),
+            host=arguments.host,
+            ports=(arguments.port, arguments.tls_port),
+            admin_password=admin_password,
+        ) as server,
+    ):
+        users = ", ".join(user.dn for user in server.users) or "none yet"
+        yield (
+            f"slapd {by_hand.LISTENING} {server.uri} (StartTLS) and {server.tls_uri}"
+            f" (certificate {server.cert_path}); users: {users}; admin: {ADMIN_DN},"
+            f" password {admin_password}"
+        )
+
+
+if __name__ == "__main__":
+    parser = by_hand.command_line(__doc__.split("\n\n")[0], port=3890)
+    parser.add_argument(
+        "--tls-port", type=int, default=6360, help="port of ldaps:// (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--user",
+        type=_user,
+        action="append",
+        default=[],
+        metavar="NAME:PASSWORD",
+        help=f"a user cn=NAME,{USERS_DN} (repeatable)",
+    )
+    parser.add_argument("--admin-password", help=f"{ADMIN_DN}'s (default: a random one)")
+    by_hand.serve(parser, _by_hand)

@@ -10,20 +10,35 @@ real one refuses (bad credentials, a missing tenant, a body not ended by a newli
 stores what it accepted for the test to read back. Each can be told to fail: answer an error
 ``status`` (ClickHouse, Loki, Elasticsearch) or refuse some documents of a bulk request
 while answering 200 (Elasticsearch's partial failure).
+
+By hand (see by_hand.py), one of them serves until stopped and prints a line for each row,
+log line or document it accepts:
+
+    .venv/bin/python tests/support/logsinks.py --kind clickhouse --port 8123 [--table logs.access]
+    .venv/bin/python tests/support/logsinks.py --kind loki --port 3100
+    .venv/bin/python tests/support/logsinks.py --kind search --port 9200
 """
 
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # run by its path: see by_hand.py
+    from by_hand import run_as_module
+
+    run_as_module(__file__)
+
+import argparse
 import base64
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from . import by_hand
 
 
 class _Server(ThreadingHTTPServer):
@@ -33,16 +48,24 @@ class _Server(ThreadingHTTPServer):
 
 @dataclass
 class Sink:
-    """What every server here shares: the port, the requests it got, a forced failure."""
+    """What every server here shares: the address, the requests it got, a forced failure,
+    and ``report``, given a line for each thing accepted (if set)."""
 
     port: int = 0
     #: answer every request with this status (0: behave)
     status: int = 0
     requests: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    host: str = "127.0.0.1"
+    report: Callable[[str], None] | None = None
 
     def url(self, path: str = "") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.host}:{self.port}{path}"
+
+    def _reporting(self, lines: Iterator[str]) -> None:
+        if self.report is not None:
+            for line in lines:
+                self.report(line)
 
     def reset(self) -> None:
         with self.lock:
@@ -83,7 +106,7 @@ def _handler(sink: Sink) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def serving(sink: Sink) -> Iterator[Sink]:
-    server = _Server(("127.0.0.1", 0), _handler(sink))
+    server = _Server((sink.host, sink.port), _handler(sink))
     sink.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
@@ -137,6 +160,7 @@ class ClickHouseHttp(Sink):
                     return _clickhouse_error(117, "Cannot parse JSON object", status=400)
                 rows.append(row)
         self.rows.setdefault((database, table), []).extend(rows)
+        self._reporting(f"{database}.{table}: {json.dumps(row)}" for row in rows)
         self.settings.append({k: v for k, v in params.items() if k != "query"})
         return 200, b"", "text/plain"
 
@@ -180,6 +204,9 @@ class LokiPush(Sink):
         except (ValueError, KeyError, TypeError, AssertionError):
             return 400, b"loghttp: malformed push request\n", "text/plain"
         self.lines.setdefault(tenant, []).extend(accepted)
+        self._reporting(
+            f"{tenant} {json.dumps(labels)} {stamp}: {line}" for labels, stamp, line in accepted
+        )
         return 204, b"", "text/plain"
 
 
@@ -230,6 +257,7 @@ class BulkSearch(Sink):
                 items.append({action: {"_index": index, "status": 400, "error": error}})
                 continue
             self.documents.setdefault(index, []).append(document)
+            self._reporting(iter([f"{index}: {json.dumps(document)}"]))
             items.append({action: {"_index": index, "status": 201, "result": "created"}})
         errors = any("error" in next(iter(item.values())) for item in items)
         answer = {"took": 1, "errors": errors, "items": items}
@@ -239,3 +267,60 @@ class BulkSearch(Sink):
 def _search_error(status: int, kind: str, reason: str) -> tuple[int, bytes, str]:
     answer = {"error": {"type": kind, "reason": reason}, "status": status}
     return status, json.dumps(answer).encode(), "application/json"
+
+
+def _table(given: str) -> tuple[str, str]:
+    database, dot, table = given.partition(".")
+    if not (database and dot and table):
+        raise argparse.ArgumentTypeError(f"{given!r} is not DATABASE.TABLE")
+    return database, table
+
+
+def _sink(arguments: argparse.Namespace) -> tuple[Sink, str, str]:
+    """The sink the command line asks for, its name, and what a client needs to know."""
+    port = arguments.port if arguments.port is not None else _DEFAULT_PORTS[arguments.kind]
+    address = {"host": arguments.host, "port": port, "report": by_hand.say}
+    if arguments.kind == "clickhouse":
+        tables = set(arguments.table or [("logs", "access")])
+        user, password = arguments.user or "default", arguments.password
+        names = ", ".join(sorted(f"{database}.{table}" for database, table in tables))
+        return (
+            ClickHouseHttp(**address, user=user, password=password, tables=tables),
+            "ClickHouse HTTP interface",
+            f"INSERT INTO {names} FORMAT JSONEachRow; user {user}, password {password or '-'}",
+        )
+    if arguments.kind == "loki":
+        return LokiPush(**address), "Loki push API", "/loki/api/v1/push, X-Scope-OrgID required"
+    user, password = arguments.user or "", arguments.password
+    access = f"basic auth {user} / {password}" if user else "no authentication"
+    return BulkSearch(**address, user=user, password=password), "Elasticsearch", f"_bulk, {access}"
+
+
+@contextmanager
+def _by_hand(arguments: argparse.Namespace) -> Iterator[str]:
+    sink, name, details = _sink(arguments)
+    with serving(sink):
+        yield f"{name} {by_hand.LISTENING} {sink.url()} ({details}; a line for each entry taken)"
+
+
+_DEFAULT_PORTS = {"clickhouse": 8123, "loki": 3100, "search": 9200}
+
+if __name__ == "__main__":
+    parser = by_hand.command_line(
+        __doc__.split("\n\n")[0],
+        port=None,
+        port_help="(default: " + ", ".join(f"{k} {v}" for k, v in _DEFAULT_PORTS.items()) + ")",
+    )
+    parser.add_argument("--kind", choices=list(_DEFAULT_PORTS), required=True)
+    parser.add_argument(
+        "--table",
+        type=_table,
+        action="append",
+        metavar="DATABASE.TABLE",
+        help="clickhouse: a table INSERTs may go to (repeatable; default: logs.access)",
+    )
+    parser.add_argument(
+        "--user", help="clickhouse: its user (default: default); search: basic auth (default: none)"
+    )
+    parser.add_argument("--password", default="", help="the user's (default: empty)")
+    by_hand.serve(parser, _by_hand)

@@ -9,16 +9,29 @@ It serves what a relying party uses:
   with a PKCE S256 challenge (RFC 7636) is accepted;
 * ``/token``: ``authorization_code`` (client authenticated by HTTP Basic or in the form, the
   ``redirect_uri`` and the PKCE verifier checked, the code used once) and ``refresh_token``
-  grants, answering JWT access and ID tokens signed with the current key;
+  grants, answering JWT access and ID tokens signed with the current key, and
+  ``client_credentials`` (an access token for the client itself: how one gets a token by hand);
 * ``/logout`` as the end-session endpoint.
 
 Keys are generated with ``cryptography`` (RSA or EC P-256); ``rotate()`` adds a new current
 key, ``retire()`` removes old ones; ``stop()``/``start()`` take the provider off and back on
 the same port (connection refused meanwhile). Token times come from ``now`` (the test's clock).
+
+By hand (see by_hand.py), it serves until stopped:
+
+    .venv/bin/python tests/support/oidcprovider.py --port 9000 [--issuer URL]
+    curl -u gateway:gateway-client-secret -d grant_type=client_credentials \
+        http://127.0.0.1:9000/token
 """
 
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # run by its path: see by_hand.py
+    from by_hand import run_as_module
+
+    run_as_module(__file__)
+
+import argparse
 import base64
 import hashlib
 import json
@@ -26,7 +39,8 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,6 +49,8 @@ from urllib.parse import parse_qs, unquote_plus, urlencode, urlsplit
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+from . import by_hand
 
 
 @dataclass
@@ -82,6 +98,9 @@ class OidcProvider:
         user: str = "alice",
         now: Callable[[], float] = time.time,
         alg: str = "RS256",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        public_url: str | None = None,
     ) -> None:
         self.client_id = client_id
         self.client_secret = client_secret
@@ -92,14 +111,17 @@ class OidcProvider:
         self.hits: Counter[str] = Counter()
         self.codes: dict[str, Grant] = {}
         self.refresh_tokens: dict[str, str] = {}
-        self.port = 0
+        self.host = host
+        self.port = port
+        #: the issuer, when clients reach the provider by another address than host:port
+        self.public_url = public_url
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> OidcProvider:
-        self._server = _Server(("127.0.0.1", self.port), _handler(self))
+        self._server = _Server((self.host, self.port), _handler(self))
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True
@@ -121,7 +143,7 @@ class OidcProvider:
 
     @property
     def issuer(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.public_url or f"http://{self.host}:{self.port}"
 
     @property
     def discovery(self) -> str:
@@ -179,7 +201,7 @@ class OidcProvider:
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": sorted({k.alg for k in self.keys}),
             "code_challenge_methods_supported": ["S256"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         }
 
@@ -223,6 +245,12 @@ class OidcProvider:
             if user is None:
                 return 400, {"error": "invalid_grant"}
             return 200, self._tokens(user, None)
+        if grant_type == "client_credentials":  # the client acts for itself (RFC 6749 4.4)
+            return 200, {
+                "access_token": self.token(sub=client),
+                "token_type": "Bearer",
+                "expires_in": self.access_lifetime,
+            }
         return 400, {"error": "unsupported_grant_type"}
 
     def _client(self, form: dict[str, str], authorization: str | None) -> str | None:
@@ -293,3 +321,35 @@ def _handler(provider: OidcProvider) -> type[BaseHTTPRequestHandler]:
             return
 
     return Handler
+
+
+@contextmanager
+def _by_hand(arguments: argparse.Namespace) -> Iterator[str]:
+    with OidcProvider(
+        client_id=arguments.client_id,
+        client_secret=arguments.client_secret,
+        user=arguments.user,
+        alg=arguments.alg,
+        host=arguments.host,
+        port=arguments.port,
+        public_url=arguments.issuer,
+    ) as provider:
+        provider.access_lifetime = arguments.token_lifetime
+        yield (
+            f"OpenID provider {by_hand.LISTENING} http://{arguments.host}:{provider.port}"
+            f" (issuer {provider.issuer}, discovery {provider.discovery}; a token: curl -u"
+            f" {provider.client_id}:{provider.client_secret} -d grant_type=client_credentials"
+            f" {provider.issuer}/token)"
+        )
+
+
+if __name__ == "__main__":
+    parser = by_hand.command_line(__doc__.split("\n\n")[0], port=9000)
+    parser.add_argument("--issuer", help="the issuer URL (default: http://HOST:PORT)")
+    defaults = "(default: %(default)s)"
+    parser.add_argument("--client-id", default="gateway", help=defaults)
+    parser.add_argument("--client-secret", default="gateway-client-secret", help=defaults)
+    parser.add_argument("--user", default="alice", help=f"who /authorize signs in {defaults}")
+    parser.add_argument("--alg", choices=("RS256", "ES256"), default="RS256", help=defaults)
+    parser.add_argument("--token-lifetime", type=int, default=3600, help=f"seconds {defaults}")
+    by_hand.serve(parser, _by_hand)

@@ -25,6 +25,7 @@ import contextlib
 import http.client
 import json
 import queue
+import signal
 import ssl
 import sys
 from collections.abc import Iterator
@@ -149,6 +150,8 @@ def serve(port: int, policies: list[Path], cert: Path | None = None) -> None:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert)
         server.socket = context.wrap_socket(server.socket, server_side=True)
+    scheme = "https" if cert is not None else "http"
+    print(f"OPA data API listening on {scheme}://127.0.0.1:{port}/v1/data/", flush=True)
     server.serve_forever()
 
 
@@ -158,7 +161,9 @@ if __name__ == "__main__":  # serves until stopped: the fixture below is not nee
     parser.add_argument("--policy", type=Path, action="append", default=[])
     parser.add_argument("--cert", type=Path, help="serve HTTPS: a PEM with the key too")
     arguments = parser.parse_args()
-    serve(arguments.port, arguments.policy, arguments.cert)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit())  # as Ctrl-C: status 0
+    with contextlib.suppress(KeyboardInterrupt):
+        serve(arguments.port, arguments.policy, arguments.cert)
     sys.exit()
 
 

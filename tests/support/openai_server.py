@@ -11,17 +11,31 @@ fewer than it sends requests.
 
 A test can hold the last chunk of a stream back (``hold_last``) until it has seen the earlier
 ones arrive through the gateway: streaming is then observed without measuring time.
+
+By hand (see by_hand.py), it serves until stopped (any model, any key):
+
+    .venv/bin/python tests/support/openai_server.py --port 8000 [--chunk-delay 0.2]
 """
 
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # run by its path: see by_hand.py
+    from by_hand import run_as_module
+
+    run_as_module(__file__)
+
+import argparse
 import json
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from . import by_hand
 
 
 @dataclass
@@ -56,19 +70,20 @@ class _Server(ThreadingHTTPServer):
 
 
 class OpenAIServer:
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.received: list[Received] = []
         self.behaviour = Behaviour()
         self.connections = 0  # accepted so far
         self._counting = threading.Lock()  # (each connection is handled in its own thread)
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._server = _Server((host, port), _handler(self))
+        self.host = host
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,))
         self._thread.daemon = True
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1/chat/completions"
+        return f"http://{self.host}:{self.port}/v1/chat/completions"
 
     def __enter__(self) -> OpenAIServer:
         self._thread.start()
@@ -189,3 +204,24 @@ def _completion(body: dict[str, Any], behaviour: Behaviour) -> dict[str, Any]:
         ],
         "usage": _usage(behaviour),
     }
+
+
+@contextmanager
+def _by_hand(arguments: argparse.Namespace) -> Iterator[str]:
+    with OpenAIServer(arguments.host, arguments.port) as server:
+        server.behaviour.chunk_delay = arguments.chunk_delay
+        yield (
+            f"OpenAI-compatible server {by_hand.LISTENING} {server.url} (any model, any key;"
+            ' "stream": true answers with Server-Sent Events)'
+        )
+
+
+if __name__ == "__main__":
+    parser = by_hand.command_line(__doc__.split("\n\n")[0], port=8000)
+    parser.add_argument(
+        "--chunk-delay",
+        type=float,
+        default=0.0,
+        help="seconds between two streamed chunks (default: %(default)s)",
+    )
+    by_hand.serve(parser, _by_hand)

@@ -3,12 +3,26 @@
 otlphttp receiver accepts), answered with an empty ``ExportTraceServiceResponse``.
 
 An OpenTelemetry Collector is not installable from the registries used here (no Debian or
-PyPI package ships it), so the tests speak the real wire protocol to this server instead."""
+PyPI package ships it), so the tests speak the real wire protocol to this server instead.
+
+By hand (see by_hand.py), it serves until stopped and prints a line for each span it gets:
+
+    .venv/bin/python tests/support/otlpreceiver.py --port 4318
+"""
 
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:  # run by its path: see by_hand.py
+    from by_hand import run_as_module
+
+    run_as_module(__file__)
+
+import argparse
+import json
 import ssl
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,6 +34,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from . import by_hand
 
 
 @dataclass
@@ -36,23 +52,34 @@ class ReceivedSpan:
             found[item.key] = getattr(item.value, kind) if kind else None
         return found
 
+    def __str__(self) -> str:
+        span = self.span
+        return (
+            f"span {span.name!r} of {self.service_name!r}: trace {span.trace_id.hex()}, span"
+            f" {span.span_id.hex()}, parent {span.parent_span_id.hex() or '-'},"
+            f" {json.dumps(self.attributes, default=str)}"
+        )
+
 
 @dataclass
 class OtlpReceiver:
-    """Runs on a free loopback port; ``spans`` holds every span received, in order. With
-    ``tls`` (a certificate and its key, for localhost), over HTTPS."""
+    """Runs on ``host``:``port`` (a free loopback port by default); ``spans`` holds every span
+    received, in order (each also given to ``report``, if set). With ``tls`` (a certificate and
+    its key, for localhost), over HTTPS."""
 
     port: int = 0
     spans: list[ReceivedSpan] = field(default_factory=list)
     content_types: list[str] = field(default_factory=list)
     tls: tuple[Path, Path] | None = None
+    host: str = "127.0.0.1"
+    report: Callable[[ReceivedSpan], None] | None = None
     _server: ThreadingHTTPServer | None = None
 
     @property
     def endpoint(self) -> str:
         if self.tls is not None:
             return f"https://localhost:{self.port}/v1/traces"
-        return f"http://127.0.0.1:{self.port}/v1/traces"
+        return f"http://{self.host}:{self.port}/v1/traces"
 
     def _record(self, body: bytes) -> None:
         request = ExportTraceServiceRequest.FromString(body)
@@ -67,7 +94,10 @@ class OtlpReceiver:
             )
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
-                    self.spans.append(ReceivedSpan(service, scope_spans.scope.name, span))
+                    received = ReceivedSpan(service, scope_spans.scope.name, span)
+                    self.spans.append(received)
+                    if self.report is not None:
+                        self.report(received)
 
     def start(self) -> None:
         receiver = self
@@ -98,7 +128,7 @@ class OtlpReceiver:
             def log_message(self, *args: object) -> None:
                 return
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = ThreadingHTTPServer((self.host, self.port), Handler)
         server.daemon_threads = True
         if self.tls is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -125,3 +155,18 @@ class OtlpReceiver:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+@contextmanager
+def _by_hand(arguments: argparse.Namespace) -> Iterator[str]:
+    with OtlpReceiver(
+        port=arguments.port, host=arguments.host, report=lambda span: by_hand.say(str(span))
+    ) as receiver:
+        yield (
+            f"OTLP/HTTP traces receiver {by_hand.LISTENING} {receiver.endpoint}"
+            " (protobuf; a line for each span received)"
+        )
+
+
+if __name__ == "__main__":
+    by_hand.serve(by_hand.command_line(__doc__.split("\n\n")[0], port=4318), _by_hand)

@@ -53,6 +53,9 @@ class ServerProcess(abc.ABC):
         self.env = env
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+        #: the exit status of the process the last ``stop()`` ended (negative: the signal that
+        #: ended it, -9 when it had to be killed); None before
+        self.returncode: int | None = None
 
     @abc.abstractmethod
     def command(self) -> Sequence[str]:
@@ -103,12 +106,16 @@ class ServerProcess(abc.ABC):
         # (a poll with a deadline, as eventually_sync is, written out: a start that fails
         # must stop the process, and may be retried on other ports)
         deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self.is_ready():
-                return None
-            if self._proc.poll() is not None:
-                break
-            time.sleep(0.05)
+        try:
+            while time.monotonic() < deadline:
+                if self.is_ready():
+                    return None
+                if self._proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+        except BaseException:  # interrupted (Ctrl-C) while waiting: the process goes too
+            self.stop()
+            raise
         exited = self._proc.poll() is not None
         self.stop()
         return exited
@@ -133,6 +140,8 @@ class ServerProcess(abc.ABC):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if proc is not None:
+            self.returncode = proc.returncode
         if self._log is not None:
             self._log.close()
             self._log = None
