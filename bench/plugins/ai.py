@@ -1,5 +1,7 @@
-"""The AI plugins: ai-proxy forwarding chat completions to a provider, and ai-prompt-guard
-checking them, each against the same routes proxied without the plugin to the same provider.
+"""The AI plugins: ai-proxy forwarding chat completions to a provider, ai-prompt-guard
+checking them, ai-prompt-template filling a named template, ai-rate-limiting counting the
+tokens each answer reports, each against the same routes proxied without the plugin to the
+same provider (with the same request).
 
 The provider is nginx answering every request with a fixed OpenAI chat completion (with its
 usage report): a Python stand-in would be the bottleneck and hide the gateway's cost. Both
@@ -89,4 +91,39 @@ def _ai_prompt_guard(work: Path) -> Iterator[Setup]:
         yield _chat_setup(port, [plugin])
 
 
-CASES = [Case("ai-proxy", 0.8, _ai_proxy), Case("ai-prompt-guard", 0.8, _ai_prompt_guard)]
+#: a template a request names, with its variables
+TEMPLATE_REQUEST = json.dumps({"template_name": "forecast", "city": "Lisbon", "day": "tomorrow"})
+
+
+@contextlib.contextmanager
+def _ai_prompt_template(work: Path) -> Iterator[Setup]:
+    with _provider(work) as port:
+        template = {
+            "model": "gpt-bench",
+            "messages": [
+                {"role": "system", "content": "You are a weather assistant."},
+                {"role": "user", "content": "What is the forecast for {{city}} {{day}}?"},
+            ],
+        }
+        config = {"templates": [{"name": "forecast", "template": template}]}
+        plugin = {"name": "ai-prompt-template", "scope": "route", "order": 410, "config": config}
+        setup = _chat_setup(port, [plugin])
+        setup.body = TEMPLATE_REQUEST
+        yield setup
+
+
+@contextlib.contextmanager
+def _ai_rate_limiting(work: Path) -> Iterator[Setup]:
+    with _provider(work) as port:
+        # a budget the run never spends: every answer's usage is read and counted
+        config = {"limit": 1_000_000_000_000, "time_window": 3600}
+        plugin = {"name": "ai-rate-limiting", "scope": "route", "order": 220, "config": config}
+        yield _chat_setup(port, [plugin])
+
+
+CASES = [
+    Case("ai-proxy", 0.8, _ai_proxy),
+    Case("ai-prompt-guard", 0.8, _ai_prompt_guard),
+    Case("ai-prompt-template", 0.8, _ai_prompt_template),
+    Case("ai-rate-limiting", 0.8, _ai_rate_limiting),
+]

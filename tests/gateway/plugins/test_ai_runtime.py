@@ -347,7 +347,7 @@ async def test_ai_rate_limiting_is_per_consumer(served: Any, provider: OpenAISer
 
 
 def test_an_answer_without_usage_is_counted_by_what_arrived() -> None:
-    from portico.gateway.plugins.ai_rate_limiting import UsageMeter
+    from portico.gateway.plugins.ai_rate_limiting.runtime import UsageMeter
 
     meter = UsageMeter(True, "total_tokens")
     stream = (
@@ -355,9 +355,10 @@ def test_an_answer_without_usage_is_counted_by_what_arrived() -> None:
         + b"data: [DONE]\n\n"
     )
     for piece in (stream[:10], stream[10:50], stream[50:]):  # split mid-line
-        meter(None, piece, False)  # type: ignore[arg-type]
-    meter(None, b"", True)  # type: ignore[arg-type]
+        meter.take(piece, False)
+    meter.take(b"", True)
     assert meter.tokens() == 3
     plain = UsageMeter(False, "prompt_tokens")
-    plain(None, b'{"usage": {"prompt_tokens": 4}}', True)  # type: ignore[arg-type]
+    plain.take(b'{"usage": ', False)
+    plain.take(b'{"prompt_tokens": 4}}', True)
     assert plain.tokens() == 4

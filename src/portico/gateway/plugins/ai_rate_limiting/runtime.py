@@ -1,51 +1,40 @@
-"""ai-rate-limiting: a budget of LLM tokens per time window, counted from provider responses."""
+"""ai-rate-limiting's per-request work, compiled with the data plane (``portico.native``).
+
+Apart from ``config``, which holds the plugin's pydantic model (see CONVENTIONS.md "Compiled
+modules"); it reads its settings through ``AiRateLimitingSettings`` once, when the route's
+chain is built.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Final, Protocol
 
-from pydantic import Field
+import orjson
 
 from portico.gateway.context import BasePluginRuntime, Reply, RequestContext, ResponseHeaders
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._ai_chat import WANTS_USAGE
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
-from portico.gateway.plugins.limit_count.runtime import limit_scope
+from portico.gateway.plugins.limit_count.runtime import LimitSettings, limit_scope
 
 
-class AiRateLimitingConfig(PluginConfig):
-    limit: int = Field(
-        gt=0,
-        le=1_000_000_000_000,
-        description="LLM tokens allowed per time window (counted as limit_strategy says).",
-    )
-    time_window: int = Field(
-        gt=0,
-        le=31_536_000,
-        description="Length of the window in seconds (at most a year).",
-    )
-    # 429 rather than APISIX's 503: the client is over its budget, the service is not down
-    rejected_code: int = Field(
-        429, ge=200, le=599, description="Status answered once the budget is spent."
-    )
-    limit_strategy: Literal["total_tokens", "prompt_tokens", "completion_tokens"] = Field(
-        "total_tokens",
-        description="Which tokens of the provider's usage report count against the limit.",
-    )
+class AiRateLimitingSettings(LimitSettings, Protocol):
+    """What the runtime reads of ``config.AiRateLimitingConfig``."""
+
+    @property
+    def limit(self) -> int: ...
+
+    @property
+    def time_window(self) -> int: ...
+
+    @property
+    def rejected_code(self) -> int: ...
+
+    @property
+    def limit_strategy(self) -> str: ...
 
 
-PLUGIN = PluginSpec(
-    name="ai-rate-limiting",
-    category=Category.AI,
-    order=220,
-    reorderable=True,
-    config=AiRateLimitingConfig,
-    description="Limits LLM tokens per time window, counted from the providers' usage reports.",
-)
-
+_loads: Final = orjson.loads  # (an answer read whole: about a quarter of the stdlib's cost)
 #: the most of a (non-streamed) answer kept to read its usage report
 MAX_ANSWER: Final = 4 * 1024 * 1024
 #: the longest SSE line kept while waiting for its end
@@ -99,6 +88,11 @@ class UsageMeter:
         self.usage: int | None = None
 
     def __call__(self, ctx: RequestContext, chunk: bytes, last: bool) -> bytes:
+        self.take(chunk, last)
+        return chunk
+
+    def take(self, chunk: bytes, last: bool) -> None:
+        """Read ``chunk`` of the answer (``last``: its end)."""
         if self.streaming:
             self.scan(chunk, last)
         else:
@@ -110,7 +104,6 @@ class UsageMeter:
                     body += chunk
                     if last:
                         self.read_usage(bytes(body))
-        return chunk
 
     def scan(self, chunk: bytes, last: bool) -> None:
         lines = (self.pending + chunk).split(b"\n")
@@ -129,7 +122,7 @@ class UsageMeter:
 
     def read_usage(self, data: bytes) -> bool:
         try:
-            usage = json.loads(data).get("usage")
+            usage = _loads(data).get("usage")
         except (ValueError, AttributeError, RecursionError):
             return False
         if isinstance(usage, dict):
@@ -153,7 +146,7 @@ class AiRateLimitingRuntime(BasePluginRuntime):
     window ends. ``X-AI-RateLimit-Limit/Remaining/Reset`` tell the client where it stands
     (remaining: before this request's tokens, which are known only after its answer)."""
 
-    def __init__(self, config: AiRateLimitingConfig, services: RuntimeServices) -> None:
+    def __init__(self, config: AiRateLimitingSettings, services: RuntimeServices) -> None:
         self.limit = config.limit
         self.window = config.time_window
         self.rejected_code = config.rejected_code
@@ -195,6 +188,3 @@ class AiRateLimitingRuntime(BasePluginRuntime):
             tokens = meter.tokens()
             if tokens:
                 self.windows.spend(self.key(ctx), tokens, self.window, self.now())
-
-
-PLUGIN = dataclasses.replace(PLUGIN, runtime=AiRateLimitingRuntime)
