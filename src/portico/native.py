@@ -58,6 +58,7 @@ MODULES = (
     "portico.gateway.plugins._xml_mapping",
     "portico.gateway.plugins._xml_mediation",
     "portico.gateway.plugins.ai_prompt_guard.runtime",
+    "portico.gateway.plugins.ai_prompt_template.runtime",
     "portico.gateway.plugins.ai_proxy.runtime",
     "portico.gateway.plugins.ai_rate_limiting.runtime",
     "portico.gateway.plugins.json_to_xml.runtime",

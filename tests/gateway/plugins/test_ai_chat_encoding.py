@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from portico.gateway.plugins._ai_chat import _encode, _loads
-from portico.gateway.plugins.ai_prompt_template import CompiledTemplate, TemplateBody
+from portico.gateway.plugins.ai_prompt_template.config import TemplateBody
+from portico.gateway.plugins.ai_prompt_template.runtime import CompiledTemplate
 
 # quotes, backslashes, control characters, non-ASCII, surrogates: what JSON must escape or keep
 texts = st.text(

@@ -1,82 +1,59 @@
-"""ai-prompt-template: named chat templates; a request names one and fills its ``{{vars}}``."""
+"""ai-prompt-template's per-request work, compiled with the data plane (``portico.native``).
+
+Apart from ``config``, which holds the plugin's pydantic models (see CONVENTIONS.md
+"Compiled modules"); it reads its templates through the settings protocols below once, when
+the route's chain is built.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
+from collections.abc import Sequence
 from json.encoder import encode_basestring
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from portico.core.validation import invalid
 from portico.gateway.context import Access, BasePluginRuntime, Reply, RequestContext
 from portico.gateway.plugin_services import RuntimeServices
 from portico.gateway.plugins._ai_chat import chat_now, chat_request, set_body
-from portico.gateway.plugins.base import Category, PluginConfig, PluginSpec
 
 
-class TemplateMessage(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class MessageSettings(Protocol):
+    """What the runtime reads of ``config.TemplateMessage``."""
 
-    role: Literal["system", "user", "assistant"] = Field(description="Author of the message.")
-    content: str = Field(
-        min_length=1,
-        max_length=65_536,
-        description="Text of the message; {{name}} placeholders are filled from the request.",
-    )
+    @property
+    def role(self) -> str: ...
 
-
-class TemplateBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    model: str = Field(min_length=1, max_length=256, description="Model the request is for.")
-    messages: list[TemplateMessage] = Field(
-        min_length=1, max_length=100, description="The chat messages, in order."
-    )
+    @property
+    def content(self) -> str: ...
 
 
-class PromptTemplate(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class TemplateBodySettings(Protocol):
+    """What the runtime reads of ``config.TemplateBody``."""
 
-    name: str = Field(
-        min_length=1,
-        max_length=128,
-        description="Name a request gives to pick this template; unique in the list.",
-    )
-    template: TemplateBody = Field(description="The chat request this template produces.")
+    @property
+    def model(self) -> str: ...
 
-
-class AiPromptTemplateConfig(PluginConfig):
-    templates: list[PromptTemplate] = Field(
-        min_length=1, max_length=100, description="The templates a request may name."
-    )
-
-    @model_validator(mode="after")
-    def _unique_names(self) -> Self:
-        # a repeated name would make the second template unreachable
-        seen: set[str] = set()
-        for index, entry in enumerate(self.templates):
-            if entry.name in seen:
-                invalid(
-                    ("templates", index, "name"),
-                    f'duplicate template name "{entry.name}"',
-                    entry.name,
-                )
-            seen.add(entry.name)
-        return self
+    @property
+    def messages(self) -> Sequence[MessageSettings]: ...
 
 
-PLUGIN = PluginSpec(
-    name="ai-prompt-template",
-    category=Category.AI,
-    order=410,
-    reorderable=True,
-    config=AiPromptTemplateConfig,
-    description="Builds the chat request from a named template filled with the request's "
-    "variables.",
-)
+class PromptTemplateSettings(Protocol):
+    """What the runtime reads of ``config.PromptTemplate``."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def template(self) -> TemplateBodySettings: ...
+
+
+class AiPromptTemplateSettings(Protocol):
+    """What the runtime reads of ``config.AiPromptTemplateConfig``."""
+
+    @property
+    def templates(self) -> Sequence[PromptTemplateSettings]: ...
+
 
 #: ``{{name}}`` (spaces inside the braces allowed)
 PLACEHOLDER: Final = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
@@ -107,7 +84,7 @@ class CompiledTemplate:
 
     __slots__ = ("heads", "messages", "model", "names", "tails")
 
-    def __init__(self, template: TemplateBody) -> None:
+    def __init__(self, template: TemplateBodySettings) -> None:
         self.model = template.model
         self.messages = [(m.role, FilledText(m.content)) for m in template.messages]
         seen: dict[str, None] = {}  # (ordered: the first missing one is named)
@@ -152,7 +129,7 @@ class AiPromptTemplateRuntime(BasePluginRuntime):
     so a value's quotes, backslashes and line breaks cannot break out of its string. An
     unknown template or a missing variable is a 400 that names it."""
 
-    def __init__(self, config: AiPromptTemplateConfig, services: RuntimeServices) -> None:
+    def __init__(self, config: AiPromptTemplateSettings, services: RuntimeServices) -> None:
         self.templates = {t.name: CompiledTemplate(t.template) for t in config.templates}
 
     def access(self, ctx: RequestContext) -> Access:
@@ -198,6 +175,3 @@ class AiPromptTemplateRuntime(BasePluginRuntime):
             stream = None
         set_body(ctx, filled, template.encoded(contents, stream))
         return None
-
-
-PLUGIN = dataclasses.replace(PLUGIN, runtime=AiPromptTemplateRuntime)
