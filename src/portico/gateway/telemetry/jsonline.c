@@ -331,6 +331,21 @@ static int put_utf8_string(Buf *b, const unsigned char *s, Py_ssize_t n) {
     return buf_byte(b, '"');
 }
 
+/* UTF-8 text s as a JSON string at out, quotes included, or escaped once more (quotes \\"
+ * included) if twice; the room (STRING_ROOM or STRING_ROOM2) reserved by the caller */
+static inline char *write_quoted(char *out, const unsigned char *s, Py_ssize_t n, int twice) {
+    if (twice) {
+        memcpy(out, "\\\"", 2);
+        out = write_escaped_twice(out + 2, s, n);
+        memcpy(out, "\\\"", 2);
+        return out + 2;
+    }
+    *out++ = '"';
+    out = write_escaped(out, s, n);
+    *out++ = '"';
+    return out;
+}
+
 /* the same, escaped once more (quotes \\" included) */
 static int put_utf8_string_twice(Buf *b, const unsigned char *s, Py_ssize_t n) {
     if (n > PY_SSIZE_T_MAX / 7 - 32) {
@@ -338,13 +353,7 @@ static int put_utf8_string_twice(Buf *b, const unsigned char *s, Py_ssize_t n) {
         return -1;
     }
     if (buf_reserve(b, STRING_ROOM2(n)) < 0) return -1;
-    char *out = b->data + b->len;
-    *out++ = '\\';
-    *out++ = '"';
-    out = write_escaped_twice(out, s, n);
-    *out++ = '\\';
-    *out++ = '"';
-    b->len = out - b->data;
+    b->len = write_quoted(b->data + b->len, s, n, 1) - b->data;
     return 0;
 }
 
@@ -603,17 +612,7 @@ static int put_rendered(Buf *b, PyObject **piece, PyObject *const *value, Py_ssi
             if (buf_reserve(b, n + (twice ? STRING_ROOM2(len) : STRING_ROOM(len))) < 0) return -1;
             char *out = b->data + b->len;
             memcpy(out, PyBytes_AS_STRING(piece[i]), (size_t)n);
-            out += n;
-            if (twice) {
-                memcpy(out, "\\\"", 2);
-                out = write_escaped_twice(out + 2, (const unsigned char *)text, len);
-                memcpy(out, "\\\"", 2);
-                out += 2;
-            } else {
-                *out++ = '"';
-                out = write_escaped(out, (const unsigned char *)text, len);
-                *out++ = '"';
-            }
+            out = write_quoted(out + n, (const unsigned char *)text, len, twice);
             b->len = out - b->data;
             continue;
         }
