@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # the gateway's hot modules compiled with mypyc (src/portico/native.py); used only while current
 NATIVE := build/native/manifest.json
-NATIVE_SOURCES := $(shell find src/portico/gateway -name '*.py' -o -name '*.c' -o -name '*.h') \
+NATIVE_SOURCES := $(shell find src/portico/gateway -name '*.py' -o -name '*.c' -o -name '*.h' -o -name '*.cc' -o -name '*.cpp' -o -name '*.hpp') \
 	src/portico/native.py scripts/build_native.py
 
 # the web console (web/console): built with Vite when missing or stale, never committed

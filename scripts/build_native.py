@@ -45,7 +45,10 @@ def main() -> None:
         extensions.append(
             Extension(
                 module,
-                sources=[str(native.c_source_of(module).relative_to(ROOT))],
+                sources=[
+                    str(path.relative_to(ROOT))
+                    for path in (native.c_source_of(module), *native.extra_sources_of(module))
+                ],
                 extra_compile_args=["-O2", "-Wall", "-Werror"],
                 **flags,
             )

@@ -12,6 +12,7 @@
 #     management service needs it at run time too)
 #   * libxml2-dev (libxml2's headers and xml2-config/pkg-config file: `make native` compiles
 #     xml-to-json's C converter against the system's libxml2; the gateway then loads libxml2.so.2)
+#   * g++ (the C++ compiler: xml-to-json's fast path compiles the vendored pugixml with it)
 #   * nodejs and npm, only where the machine has none (the console is built with Vite)
 #   * a "postgres" system user (tests run initdb/pg_ctl through it when they run as root,
 #     because PostgreSQL refuses to run as root)
@@ -51,6 +52,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 have_dnsmasq || missing+=(dnsmasq-base)
 command -v xmlsec1 >/dev/null 2>&1 || [[ -x /usr/bin/xmlsec1 ]] || missing+=(xmlsec1)
 have_libxml2_dev || missing+=(libxml2-dev)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 actions=()
@@ -88,6 +90,7 @@ if ((${#missing[@]} > 0)); then
     command -v chromium >/dev/null 2>&1 || still_missing+=(chromium)
     have_dnsmasq || still_missing+=(dnsmasq-base)
     have_libxml2_dev || still_missing+=(libxml2-dev)
+    command -v g++ >/dev/null 2>&1 || still_missing+=(g++)
     command -v npm >/dev/null 2>&1 || still_missing+=(nodejs npm)
     if ((${#still_missing[@]} > 0)); then
         tail -n 30 "$apt_log" >&2

@@ -97,6 +97,15 @@ C_MODULES = (
     "portico.gateway.plugins._xml_json",
     "portico.gateway.plugins._json_xml",
 )
+#: the other sources of a C module, beside its ``.c`` (C++ where the name says so; its
+#: directory's ``.h`` and the vendored pugixml are hashed with them)
+C_EXTRA_SOURCES: dict[str, tuple[str, ...]] = {
+    "portico.gateway.plugins._xml_json": ("_xml_fast.cc",),
+}
+#: vendored libraries compiled into a C module (their files are part of its source)
+C_VENDORED: dict[str, tuple[str, ...]] = {
+    "portico.gateway.plugins._xml_json": ("_pugixml",),
+}
 #: what a C module links besides Python: commands printing its compiler and linker flags
 #: (``-I``, ``-L``, ``-l``), the first that runs is used; from the library's Debian -dev
 #: package (``scripts/ensure-system-packages.sh`` installs it), which has no pkg-config file
@@ -135,7 +144,21 @@ def sources() -> list[Path]:
     outermost = {p for p in packages if not any(parent in packages for parent in p.parents)}
     found = {path for package in outermost for path in package.rglob("*.py")}
     headers = {path for module in C_MODULES for path in c_source_of(module).parent.glob("*.h")}
-    return sorted(found | headers | {c_source_of(module) for module in C_MODULES})
+    extra = {path for module in C_MODULES for path in extra_sources_of(module)}
+    vendored = {
+        path
+        for module, directories in C_VENDORED.items()
+        for directory in directories
+        for path in c_source_of(module).parent.joinpath(directory).iterdir()
+        if path.is_file()
+    }
+    return sorted(found | headers | extra | vendored | {c_source_of(m) for m in C_MODULES})
+
+
+def extra_sources_of(module: str) -> list[Path]:
+    """A C module's sources beside its ``.c`` (``C_EXTRA_SOURCES``)."""
+    directory = c_source_of(module).parent
+    return [directory / name for name in C_EXTRA_SOURCES.get(module, ())]
 
 
 def manifest() -> dict[str, object]:

@@ -63,3 +63,15 @@ def test_a_build_is_current_only_with_every_module_s_source_unchanged(
 def test_every_compiled_module_has_its_source_among_the_build_s_sources() -> None:
     for name in native.MODULES:
         assert native.source_of(name) in native.sources(), name
+
+
+def test_a_c_module_s_other_sources_and_vendored_library_are_among_them() -> None:
+    # xml-to-json's C module is C and C++, and compiles the vendored pugixml into itself: an
+    # edit to any of them is an edit to the module (the Makefile's NATIVE_SOURCES finds the
+    # same files)
+    sources = set(native.sources())
+    module = "portico.gateway.plugins._xml_json"
+    directory = native.c_source_of(module).parent
+    assert directory / "_xml_fast.cc" in native.extra_sources_of(module)
+    for path in ("_xml_fast.cc", "_xml_fast.h", "_pugixml/pugixml.cpp", "_pugixml/pugixml.hpp"):
+        assert directory / path in sources, path
