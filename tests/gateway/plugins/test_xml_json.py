@@ -47,11 +47,21 @@ def outcome(module: ModuleType, data: bytes, style: int, soap: str) -> tuple[Any
         return ("malformed",)
 
 
+def strict(module: ModuleType) -> ModuleType:
+    """The C module's strict path alone (libxml2), as a module: xml_to_json."""
+    return type("Strict", (), {"xml_to_json": staticmethod(module.strict_to_json)})  # type: ignore[return-value]
+
+
 def same(data: bytes, style: int = UNCHANGED, soap: str = "") -> tuple[Any, ...]:
-    """The outcome of both modules, which must be the same."""
+    """The outcome of both modules, which must be the same: the C module's, and each of its
+    two paths' (the fast one where it does not decline)."""
     expected = outcome(REFERENCE, data, style, soap)
     if C is not None:
         assert outcome(C, data, style, soap) == expected, data
+        assert outcome(strict(C), data, style, soap) == expected, data
+        fast = C.fast_to_json(data, style, soap)
+        if fast is not None:
+            assert ("json", fast) == expected, data
     return expected
 
 
@@ -212,6 +222,50 @@ def test_the_mapping_on_a_known_document(module: ModuleType) -> None:
     }
 
 
+def quotes(count: int = 58, indent: str = "") -> bytes:
+    """A stock service's answer, as bench/plugins/xml.py's (10 KB), optionally indented."""
+    quote = (
+        '{i}<Quote currency="EUR" exchange="XLIS">{i}{i}<Symbol>SYM{n}</Symbol>'
+        "{i}{i}<Name>Company number {n} &amp; Sons, Ltd.</Name><Price>{n}.25</Price>{i}</Quote>"
+    )
+    body = "".join(quote.format(i=indent, n=n) for n in range(count))
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<ListQuotesResponse xmlns="urn:example:quotes">{body}\n</ListQuotesResponse>'
+    ).encode()
+
+
+@needs_c
+@pytest.mark.parametrize(
+    ("data", "soap"),
+    [
+        (quotes(), ""),
+        (quotes(indent="\n  "), ""),
+        (
+            b'<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"'
+            b' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soap:Header/><soap:Body>'
+            b'<q:GetQuoteResponse xmlns:q="urn:quotes"><q:Price xsi:type="decimal">1.10'
+            b"</q:Price><!-- c --><q:At>&#x32;026</q:At></q:GetQuoteResponse></soap:Body>"
+            b"</soap:Envelope>",
+            SOAP11_NS,
+        ),
+        (b'<a xml:lang="en" b="&lt;&#13;\t"><![CDATA[]]></a>', ""),
+        (b'<a xmlns="urn:a">&gt; 1</a>', ""),  # a text whose namespace is declared on it
+        (b'<a xmlns="urn:a"/>', ""),
+        (b'<a xmlns="urn:a"><b>1</b><b>2</b><c><b/><b/></c></a>', ""),
+    ],
+)
+def test_the_fast_path_converts_the_usual_answers(data: bytes, soap: str) -> None:
+    # the fast path (pugixml) declines what it cannot vouch for, which the strict path
+    # (libxml2) then converts: both give the same JSON; this is the fast path's own, for
+    # the documents it is there for
+    assert C is not None
+    for style in (UNCHANGED, CAMEL, PASCAL):
+        fast = C.fast_to_json(data, style, soap)
+        assert fast is not None
+        assert ("json", fast) == same(data, style, soap)
+
+
 @pytest.mark.parametrize("module", IMPLEMENTATIONS)
 def test_a_fault_is_raised_with_its_code_string_and_detail(module: ModuleType) -> None:
     document = (
@@ -318,6 +372,104 @@ def test_limits_and_malformed_documents(data: bytes, refused: bool) -> None:
 def test_namespace_prefixes_as_the_reference(data: bytes) -> None:
     assert same(data)[0] == "json"
     assert same(data, CAMEL)[0] == "json"
+
+
+#: documents of the kinds the fast path takes, for mutations
+FAST_SEEDS = [
+    quotes(2),
+    quotes(2, indent="\n  "),
+    b'<?xml version="1.0"?><order xmlns="urn:d" xmlns:p="urn:p" id="7" xml:lang="en">'
+    b"<item>a &amp; b</item><note/><p:item>x</p:item><item><![CDATA[<c>]]></item>"
+    b'<mixed>one <b>two</b> three</mixed><order-line p:n="1"/></order>',
+    b'<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"'
+    b' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soap:Header/><soap:Body>'
+    b'<q:R xmlns:q="urn:quotes"><q:Price xsi:type="decimal">1.10</q:Price><!-- c -->'
+    b"<q:At>&#x32;026</q:At></q:R></soap:Body></soap:Envelope>",
+    b"<a b='1' c=\"&lt;&#13;\">\r\n<x>&#38;</x>  <y a='&apos;'/></a>",
+]
+MUTATIONS = st.lists(
+    st.tuples(
+        st.integers(0, 2),
+        st.floats(0, 1),
+        st.sampled_from([*b"<>&;\"'=/!?-[]x:%#\t\n\r a1", 0xC3, 0xA9, 0xFF, 0x01, 0xE2]),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(FAST_SEEDS), MUTATIONS, STYLES)
+def test_the_fast_path_converts_only_what_the_reference_converts_alike(
+    seed: bytes, mutations: list[tuple[int, float, int]], style: int
+) -> None:
+    # pugixml checks less than XML requires (what it leaves is checked around it): a
+    # damaged document is declined, never converted otherwise than the reference would
+    assert C is not None
+    data = bytearray(seed)
+    for kind, where, byte in mutations:
+        at = int(where * len(data))
+        if kind == 0:
+            data[at:at] = bytes([byte])
+        elif at < len(data):
+            if kind == 1:
+                del data[at]
+            else:
+                data[at] = byte
+    soap = SOAP11_NS if seed.startswith(b"<soap:") else ""
+    fast = C.fast_to_json(bytes(data), style, soap)
+    if fast is not None:
+        assert ("json", fast) == outcome(REFERENCE, bytes(data), style, soap), bytes(data)
+
+
+@needs_c
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        "http://www.w3.org/2001/XML[chema-instance",  # not a URI: lxml's libxml2 refuses
+        "http://www.w3.org:/2001/XMLSchema-instance",  # a port without digits
+        "http://www.w3.or:/2001/XMLSchema-instance",
+        "urn:a#b%",
+        "relative/uri",
+    ],
+)
+def test_the_fast_path_declines_unusual_namespace_names(namespace: str) -> None:
+    data = f'<a xmlns:p="{namespace}" p:x="1"/>'.encode()
+    assert C is not None
+    assert C.fast_to_json(data, UNCHANGED, "") is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        # what is not converted is read all the same: refused when it is not XML
+        b"<s:Body>&</s:Body>",
+        b"<s:Body>]]></s:Body>",
+        b"<s:Header><p:h/></s:Header><s:Body/>",
+        b'<s:Header a="&x;"/><s:Body/>',
+        b"<s:Body><r/></s:Body><s:Body>&#0;</s:Body>",
+        b"<s:Body><r/></s:Body><!-- a -- b -->",
+    ],
+)
+def test_a_soap_envelope_is_refused_for_what_is_not_converted_too(data: bytes) -> None:
+    envelope = b'<s:Envelope xmlns:s="' + SOAP11_NS.encode() + b'">' + data + b"</s:Envelope>"
+    assert same(envelope, UNCHANGED, SOAP11_NS)[0] == "malformed"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        # two names the style writes alike are one JSON name: the attribute's last value
+        # (a dict keeps one key), the elements' values an array
+        b'<a xmlns:p="urn:a"><a order-id="1" order_id="2"/></a>',
+        b'<a a="1" a-="2"/>',
+        b"<r><order-id>1</order-id><x/><order_id>2</order_id><order.id/></r>",
+    ],
+)
+def test_names_written_alike_are_one_json_name(data: bytes) -> None:
+    for style in (UNCHANGED, CAMEL, PASCAL):
+        assert same(data, style)[0] == "json"
 
 
 @pytest.mark.parametrize("module", IMPLEMENTATIONS)

@@ -27,6 +27,10 @@
  * Nothing is kept between calls: each call parses, writes and frees. Built by
  * scripts/build_native.py beside the mypyc modules, against Debian's libxml2 (libxml2-dev);
  * used while that build is current.
+ *
+ * xml_to_json tries the fast path first (_xml_fast.cc: pugixml, for the documents it can
+ * vouch for, the same JSON text); what it declines comes here, the strict path, which
+ * decides every refusal. strict_to_json and fast_to_json run each path alone (the tests).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -37,6 +41,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "_xml_fast.h"
 
 #define XML_NAMESPACE "http://www.w3.org/XML/1998/namespace"
 #define SOAP11_NAMESPACE "http://schemas.xmlsoap.org/soap/envelope/"
@@ -1404,18 +1410,22 @@ static void doc_free(Doc *d) {
 }
 
 /* xml_to_json(data: bytes, style: int, soap: str) -> bytes */
-static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
+/* the arguments of the module's functions: 0, or -1 with TypeError raised */
+static int arguments(PyObject *const *args, Py_ssize_t nargs, long *style, const char **soap) {
     if (nargs != 3 || !PyBytes_Check(args[0]) || !PyLong_Check(args[1]) ||
         !PyUnicode_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError, "xml_to_json(data: bytes, style: int, soap: str)");
-        return NULL;
+        return -1;
     }
-    long style = PyLong_AsLong(args[1]);
-    if (style == -1 && PyErr_Occurred()) return NULL;
-    const char *soap = PyUnicode_AsUTF8(args[2]);
-    if (soap == NULL) return NULL;
-    Py_ssize_t size = PyBytes_GET_SIZE(args[0]);
+    *style = PyLong_AsLong(args[1]);
+    if (*style == -1 && PyErr_Occurred()) return -1;
+    *soap = PyUnicode_AsUTF8(args[2]);
+    return *soap == NULL ? -1 : 0;
+}
+
+/* the strict path: libxml2 decides what is accepted, and tells why it is not */
+static PyObject *strict_to_json(PyObject *data, long style, const char *soap) {
+    Py_ssize_t size = PyBytes_GET_SIZE(data);
     if (size == 0)
         return malformed("not well-formed XML: Document is empty, line 1, column 1 "
                          "(<string>, line 1)");
@@ -1433,7 +1443,7 @@ static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t
         buf_free(&out);
         return PyErr_NoMemory();
     }
-    xmlParserCtxtPtr ctxt = xmlCreateMemoryParserCtxt(PyBytes_AS_STRING(args[0]), (int)size);
+    xmlParserCtxtPtr ctxt = xmlCreateMemoryParserCtxt(PyBytes_AS_STRING(data), (int)size);
     if (ctxt == NULL) {
         doc_free(&d);
         buf_free(&out);
@@ -1468,11 +1478,51 @@ static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t
     return result;
 }
 
+/* the fast path (_xml_fast.cc) for the documents it vouches for, the strict path for the
+ * others: the same JSON text, or the strict path's refusal */
+static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    long style;
+    const char *soap;
+    if (arguments(args, nargs, &style, &soap) < 0) return NULL;
+    int declined;
+    PyObject *fast = xml_fast_to_json(PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
+                                      (int)style, soap, &declined);
+    if (fast != NULL || !declined) return fast;
+    return strict_to_json(args[0], style, soap);
+}
+
+/* for the tests: each path alone (the fast one: None where it declines) */
+static PyObject *strict_only(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    long style;
+    const char *soap;
+    if (arguments(args, nargs, &style, &soap) < 0) return NULL;
+    return strict_to_json(args[0], style, soap);
+}
+
+static PyObject *fast_only(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    long style;
+    const char *soap;
+    if (arguments(args, nargs, &style, &soap) < 0) return NULL;
+    int declined;
+    PyObject *fast = xml_fast_to_json(PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
+                                      (int)style, soap, &declined);
+    if (fast != NULL || !declined) return fast;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ the module */
 
 static PyMethodDef METHODS[] = {
     {"xml_to_json", (PyCFunction)(void (*)(void))xml_to_json, METH_FASTCALL,
      "xml_to_json(data, style, soap): the JSON text of an XML document (see _xml_json.py)."},
+    {"strict_to_json", (PyCFunction)(void (*)(void))strict_only, METH_FASTCALL,
+     "strict_to_json(data, style, soap): xml_to_json by the strict path alone (tests)."},
+    {"fast_to_json", (PyCFunction)(void (*)(void))fast_only, METH_FASTCALL,
+     "fast_to_json(data, style, soap): xml_to_json by the fast path alone, None where it "
+     "declines (tests)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -3,10 +3,12 @@ implementation, which is ``_xml_mapping``'s (lxml: the document parsed into a tr
 walked into dicts, the dicts written by orjson).
 
 ``_xml_json.c`` is the same function in C, compiled with the gateway's hot modules
-(``portico.native.C_MODULES``) and found first while that build is current: it parses with
-libxml2's SAX2 interface into a compact tree of its own and writes the JSON text straight
-from it, with no Python object per element (a 10 KB answer: see README, "What each plugin
-costs"). This file is what runs otherwise, and what the C module is tested against
+(``portico.native.C_MODULES``) and found first while that build is current: a fast path
+(``_xml_fast.cc``: pugixml, compiled in, the JSON written as its tree is walked) for the
+answers it can vouch for, and for every other document libxml2's SAX2 interface into a
+compact tree of its own, the JSON text written straight from it; no Python object per
+element either way (a 10 KB answer: see README, "What each plugin costs"). This file is what
+runs otherwise, and what the C module and each of its paths are tested against
 (``tests/gateway/plugins/test_xml_json.py``: the same bytes, or the same refusal, for the same
 document, style and SOAP version).
 
