@@ -253,7 +253,9 @@ def quotes(count: int = 58, indent: str = "") -> bytes:
         (b'<a xmlns="urn:a">&gt; 1</a>', ""),  # a text whose namespace is declared on it
         (b'<a xmlns="urn:a"/>', ""),
         (b'<a xmlns="urn:a"><b>1</b><b>2</b><c><b/><b/></c></a>', ""),
+        (quotes(8000), ""),  # (1.1 MB: its buffers are given back after each call)
     ],
+    ids=lambda value: str(value)[:30] if isinstance(value, bytes) else None,
 )
 def test_the_fast_path_converts_the_usual_answers(data: bytes, soap: str) -> None:
     # the fast path (pugixml) declines what it cannot vouch for, which the strict path

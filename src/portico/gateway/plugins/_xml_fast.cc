@@ -79,6 +79,14 @@ const Py_ssize_t MAX_SIZE = 10000000;
 struct Bytes {
     char *data = nullptr;
     size_t len = 0, cap = 0;
+    /* a buffer kept from call to call is kept at most this large: one long answer's
+     * memory is given back after it */
+    void trim(size_t keep) {
+        if (cap <= keep) return;
+        free(data);
+        data = nullptr;
+        len = cap = 0;
+    }
     bool reserve(size_t more) {
         if (len + more <= cap) return true;
         size_t want = cap * 2 > len + more ? cap * 2 : len + more + 256;
@@ -1425,5 +1433,10 @@ extern "C" PyObject *xml_fast_to_json(const char *data, Py_ssize_t size, int sty
         pugi::set_memory_management_functions(allocate, deallocate);
         ready = true;
     }
-    return convert(data, size, style, soap, declined);
+    PyObject *result = convert(data, size, style, soap, declined);
+    const size_t keep = 1 << 20;
+    WORK.trim(keep);
+    OUT.trim(keep);
+    CONV.scratch.trim(keep);
+    return result;
 }
