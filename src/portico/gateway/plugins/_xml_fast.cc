@@ -760,6 +760,9 @@ struct Conv {
                 memo_values[at] = k;
                 return k;
             }
+        /* put_key copies a short key as two 16-byte words: its text is followed by 32 bytes
+         * of the buffer's own, whatever key comes last */
+        if (!key_text.reserve(32)) return NO_MEMORY;
         *key = Key{(uint32_t)start, len, h};
         memo_values[at] = keys.count - 1;
         return keys.count - 1;
@@ -993,7 +996,7 @@ struct Conv {
         return 0;
     }
 
-    /* (key_text has 32 bytes of slack: a short key is copied as two 16-byte words) */
+    /* (key_text has 32 bytes of slack after every key: make_key) */
     bool put_key(int32_t key) {
         Key k = keys[key];
         if (!out.reserve(k.len + 32)) return false;
@@ -1396,7 +1399,6 @@ PyObject *convert(const char *data, Py_ssize_t size, int style, const char *soap
             }
         }
         if (!root) return nullptr;
-        if (!c.key_text.reserve(64)) goto no_memory;
         Frame f;
         int32_t r;
         if (!soap[0]) { /* {"root": its value, declarations first} */
