@@ -59,6 +59,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "../telemetry/json_escape.h"
 #include "_xml_fast.h"
 
 namespace {
@@ -132,9 +133,6 @@ template <typename T> struct Vec {
 };
 
 /* ------------------------------------------------------------------ characters */
-
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
 
 /* the bytes of w that are zero (the lowest flag is exact: a borrow only carries upwards) */
 inline uint64_t zeros(uint64_t w) { return (w - ONES) & ~w & HIGHS; }
@@ -296,32 +294,9 @@ bool value_ok(const char *v) {
 
 /* ------------------------------------------------------------------ JSON */
 
-const char HEX[] = "0123456789abcdef";
-
-inline int escape_of(unsigned char c, char *out) { /* as orjson escapes */
-    out[0] = '\\';
-    switch (c) {
-    case '"': out[1] = '"'; return 2;
-    case '\\': out[1] = '\\'; return 2;
-    case '\b': out[1] = 'b'; return 2;
-    case '\f': out[1] = 'f'; return 2;
-    case '\n': out[1] = 'n'; return 2;
-    case '\r': out[1] = 'r'; return 2;
-    case '\t': out[1] = 't'; return 2;
-    default:
-        out[1] = 'u', out[2] = '0', out[3] = '0', out[4] = HEX[c >> 4], out[5] = HEX[c & 15];
-        return 6;
-    }
-}
-
 /* bytes to escape in JSON (", \, below 0x20) or to decode ("&": a reference, in text and
  * attribute values): the lowest flag is exact */
-inline uint64_t flags_of(uint64_t w) {
-    uint64_t below = (w - ONES * 0x20) & ~w;
-    uint64_t quote = w ^ (ONES * '"'), backslash = w ^ (ONES * '\\'), amp = w ^ (ONES * '&');
-    return (below | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash) |
-            ((amp - ONES) & ~amp)) & HIGHS;
-}
+inline uint64_t flags_of(uint64_t w) { return flags_escape(w) | bytes_of(w, '&'); }
 
 /* a checked text of n bytes, its references decoded (decode) and JSON-escaped, without
  * quotes; the buffer has 8 bytes of slack after every text (NUL and more) */

@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../telemetry/json_escape.h"
 #include "_xml_fast.h"
 
 #define XML_NAMESPACE "http://www.w3.org/XML/1998/namespace"
@@ -138,40 +139,9 @@ static inline Py_ssize_t push_index(Buf *b, size_t size) {
 
 /* ------------------------------------------------------------------ JSON strings */
 
-/* escaped as orjson escapes (the same as jsonline.c): '"', '\\' and the bytes below 0x20;
- * everything else is copied, UTF-8 as it is */
+/* escaped as orjson escapes (escape_of, flags_escape: telemetry/json_escape.h), ESCAPED
+ * marking the bytes that are */
 static unsigned char ESCAPED[256];
-static const char HEX[] = "0123456789abcdef";
-
-static inline int escape_of(unsigned char c, char *out) {
-    out[0] = '\\';
-    switch (c) {
-    case '"': out[1] = '"'; return 2;
-    case '\\': out[1] = '\\'; return 2;
-    case '\b': out[1] = 'b'; return 2;
-    case '\f': out[1] = 'f'; return 2;
-    case '\n': out[1] = 'n'; return 2;
-    case '\r': out[1] = 'r'; return 2;
-    case '\t': out[1] = 't'; return 2;
-    default:
-        out[1] = 'u';
-        out[2] = '0';
-        out[3] = '0';
-        out[4] = HEX[c >> 4];
-        out[5] = HEX[c & 15];
-        return 6;
-    }
-}
-
-/* whether any of the 8 bytes of w needs escaping (see jsonline.c: never misses one) */
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-static inline uint64_t flags_escape(uint64_t w) {
-    uint64_t below = (w - ONES * 0x20) & ~w;
-    uint64_t quote = w ^ (ONES * '"');
-    uint64_t backslash = w ^ (ONES * '\\');
-    return (below | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)) & HIGHS;
-}
 
 /* UTF-8 text s as a JSON string, quotes included: 8 bytes at a time, each word copied whole
  * and the output moved on to its first byte that needs escaping (the lowest flag

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "json_escape.h" /* escape_of, flags_escape */
 #include "recordbatch.h" /* Kafka record batches of an EntryBatch's entries */
 
 /* ------------------------------------------------------------------ an output buffer */
@@ -133,8 +134,6 @@ static inline int buf_byte(Buf *b, char c) {
 
 /* ------------------------------------------------------------------ JSON strings */
 
-static const char HEX[] = "0123456789abcdef";
-
 /* what JSON escapes: 1 for the bytes below 0x20, '"' and '\\' */
 static unsigned char ESCAPED[256];
 
@@ -142,27 +141,6 @@ static void escaped_init(void) {
     for (int c = 0; c < 0x20; c++) ESCAPED[c] = 1;
     ESCAPED['"'] = 1;
     ESCAPED['\\'] = 1;
-}
-
-/* the escape of byte c (one ESCAPED marks) at out; its length */
-static inline int escape_of(unsigned char c, char *out) {
-    out[0] = '\\';
-    switch (c) {
-    case '"': out[1] = '"'; return 2;
-    case '\\': out[1] = '\\'; return 2;
-    case '\b': out[1] = 'b'; return 2;
-    case '\f': out[1] = 'f'; return 2;
-    case '\n': out[1] = 'n'; return 2;
-    case '\r': out[1] = 'r'; return 2;
-    case '\t': out[1] = 't'; return 2;
-    default:
-        out[1] = 'u';
-        out[2] = '0';
-        out[3] = '0';
-        out[4] = HEX[c >> 4];
-        out[5] = HEX[c & 15];
-        return 6;
-    }
 }
 
 /* the escape of c escaped again, for a JSON text written as the content of a JSON string
@@ -247,20 +225,7 @@ write_escaped_as(char *out, const unsigned char *s, Py_ssize_t n, int twice) {
     return out;
 }
 #else
-/* Whether any of the 8 bytes of w needs escaping (below 0x20, '"' or '\\'), eight at a time:
- * the classic "has a byte less than n" and "has a zero byte" word tricks. They never miss
- * one; they may flag a word that has none next to one that has (a borrow), which only sends
- * that word through the byte loop. Bytes from 0x80 up (UTF-8 sequences) never flag. */
-#define ONES 0x0101010101010101ULL
-#define HIGHS 0x8080808080808080ULL
-static inline uint64_t flags_escape(uint64_t w) {
-    uint64_t below = (w - ONES * 0x20) & ~w;
-    uint64_t quote = w ^ (ONES * '"');
-    uint64_t backslash = w ^ (ONES * '\\');
-    return (below | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)) & HIGHS;
-}
-
-/* UTF-8 text s escaped for a JSON string (no quotes) */
+/* UTF-8 text s escaped for a JSON string (no quotes), 8 bytes at a time (flags_escape) */
 static inline __attribute__((always_inline)) char *
 write_escaped_as(char *out, const unsigned char *s, Py_ssize_t n, int twice) {
     Py_ssize_t i = 0, start = 0;
