@@ -260,30 +260,18 @@ size_t reference(const char *s, char *out, size_t *out_len) {
     return 0;
 }
 
-/* whether a character-data text (NUL-terminated, in the parsed buffer) is one XML allows:
- * its references are, and no "]]>" */
-bool text_ok(const char *v) {
+/* whether a text (NUL-terminated, in the parsed buffer) is one XML allows: its references
+ * are, and no "]]>" in character data, no "<" in an attribute value */
+bool refs_ok(const char *v, bool attribute) {
+    const char *stops = attribute ? "&<" : "&]";
     for (const char *p = v;; p++) {
-        p += strcspn(p, "&]");
+        p += strcspn(p, stops);
         if (*p == 0) return true;
+        if (*p == '<') return false;
         if (*p == ']') {
             if (p[1] == ']' && p[2] == '>') return false;
             continue;
         }
-        char out[4];
-        size_t n;
-        size_t len = reference(p, out, &n);
-        if (len == 0) return false;
-        p += len - 1;
-    }
-}
-
-/* whether an attribute value is one XML allows: no "<", and its references are */
-bool value_ok(const char *v) {
-    for (const char *p = v;; p++) {
-        p += strcspn(p, "&<");
-        if (*p == 0) return true;
-        if (*p == '<') return false;
         char out[4];
         size_t n;
         size_t len = reference(p, out, &n);
@@ -297,6 +285,16 @@ bool value_ok(const char *v) {
 /* bytes to escape in JSON (", \, below 0x20) or to decode ("&": a reference, in text and
  * attribute values): the lowest flag is exact */
 inline uint64_t flags_of(uint64_t w) { return flags_escape(w) | bytes_of(w, '&'); }
+
+/* the bytes a reference stood for (reference), JSON-escaped at out; past them */
+inline char *put_decoded(char *out, const char *decoded, size_t len) {
+    for (size_t k = 0; k < len; k++) {
+        unsigned char d = (unsigned char)decoded[k];
+        if (d < 0x20 || d == '"' || d == '\\') out += escape_of(d, out);
+        else *out++ = (char)d;
+    }
+    return out;
+}
 
 /* a checked text of n bytes, its references decoded (decode) and JSON-escaped, without
  * quotes; the buffer has 8 bytes of slack after every text (NUL and more) */
@@ -321,11 +319,7 @@ __attribute__((always_inline)) inline bool put_text(Bytes &o, const char *s, siz
             char decoded[4];
             size_t len;
             s += reference(s, decoded, &len); /* (checked: never 0) */
-            for (size_t k = 0; k < len; k++) {
-                unsigned char d = (unsigned char)decoded[k];
-                if (d < 0x20 || d == '"' || d == '\\') out += escape_of(d, out);
-                else *out++ = (char)d;
-            }
+            out = put_decoded(out, decoded, len);
             continue;
         }
         if (c == '&') *out++ = '&';
@@ -590,7 +584,6 @@ struct Conv {
         if (n == 0) return default_ns;
         for (int32_t k = scope.count - 1; k >= 0; k--)
             if (scope[k].prefix.n == n && memcmp(scope[k].prefix.s, prefix, n) == 0) return scope[k].uri;
-        if (n == 0) return -1;
         if (n == 3 && memcmp(prefix, "xml", 3) == 0) return xml_ns;
         return -2;
     }
@@ -927,7 +920,7 @@ struct Conv {
             const char *value = a.value();
             bool special = false;
             uint32_t len = scan(value, '&', '<', &special);
-            if (special && !value_ok(value)) return DECLINE;
+            if (special && !refs_ok(value, true)) return DECLINE;
             Qname an = qnames[aq];
             if ((an.colon < 0 && an.text.is("xmlns")) || (an.colon == 5 && memcmp(an.text.s, "xmlns", 5) == 0))
                 continue; /* a namespace declaration (open): no property */
@@ -964,10 +957,26 @@ struct Conv {
     int32_t piece(const char *v, bool cdata) {
         bool special = false;
         uint32_t n = scan(v, '&', ']', &special);
-        if (special && !cdata && !text_ok(v)) return DECLINE;
+        if (special && !cdata && !refs_ok(v, false)) return DECLINE;
         Piece *p = pieces.push();
         if (p == nullptr) return NO_MEMORY;
         *p = Piece{v, n, cdata};
+        return 0;
+    }
+
+    /* a child that is no element: a text or CDATA piece, checked, onto pieces; a comment,
+     * checked; anything else (a processing instruction, a DOCTYPE) declined */
+    int32_t other_child(xml_node c, pugi::xml_node_type type) {
+        if (type == pugi::node_pcdata || type == pugi::node_cdata) return piece(c.value(), type == pugi::node_cdata);
+        return type == pugi::node_comment && comment_ok(c.value()) ? 0 : DECLINE;
+    }
+
+    /* the children of an element that has no element child: its texts onto pieces */
+    int32_t texts(xml_node node) {
+        for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
+            int32_t r = other_child(c, c.type());
+            if (r < 0) return r;
+        }
         return 0;
     }
 
@@ -1017,11 +1026,7 @@ struct Conv {
                 size_t used = reference(s, decoded, &len);
                 if (used == 0) return DECLINE;
                 s += used;
-                for (size_t k = 0; k < len; k++) {
-                    unsigned char d = (unsigned char)decoded[k];
-                    if (d < 0x20 || d == '"' || d == '\\') to += escape_of(d, to);
-                    else *to++ = (char)d;
-                }
+                to = put_decoded(to, decoded, len);
                 continue;
             }
             if (c == ']') {
@@ -1098,10 +1103,8 @@ struct Conv {
         for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
             pugi::xml_node_type type = c.type();
             if (type != pugi::node_element) {
-                int32_t r = DECLINE;
-                if (type == pugi::node_pcdata || type == pugi::node_cdata) r = piece(c.value(), type == pugi::node_cdata);
-                else if (type == pugi::node_comment && comment_ok(c.value())) r = 0;
-                if (r < 0) return r; /* (a processing instruction, a DOCTYPE...) */
+                int32_t r = other_child(c, type);
+                if (r < 0) return r;
                 continue;
             }
             Frame f;
@@ -1133,9 +1136,8 @@ struct Conv {
                 *comma = true;
                 previous = f.key;
             }
-            size_t value_start = out.len;
-            if (in_array) value_start = out.len; /* (an item's own start, for its declarations) */
-            else previous_start = value_start;
+            size_t value_start = out.len; /* (an array item's own, for its declarations) */
+            if (!in_array) previous_start = value_start;
             if (plain) {
                 const char *own = c.value(); /* (its text, kept in it: parse_embed_pcdata) */
                 if (!own[0]) {
@@ -1167,14 +1169,8 @@ struct Conv {
             has_children = c.type() == pugi::node_element;
         const char *own = node.value(); /* its first text, kept in it (parse_embed_pcdata) */
         if (own[0] && (r = piece(own, false)) < 0) return r;
+        if (!has_children && (r = texts(node)) < 0) return r;
         if (attrs.count == attrs_base && !has_children) { /* a text, or null */
-            for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
-                pugi::xml_node_type type = c.type();
-                r = DECLINE;
-                if (type == pugi::node_pcdata || type == pugi::node_cdata) r = piece(c.value(), type == pugi::node_cdata);
-                else if (type == pugi::node_comment && comment_ok(c.value())) r = 0;
-                if (r < 0) return r;
-            }
             bool ok = pieces.count == pieces_base ? out.put("null", 4) : put_string(pieces_base);
             pieces.count = pieces_base;
             return ok ? 0 : NO_MEMORY;
@@ -1195,13 +1191,6 @@ struct Conv {
             r = children(node, depth, false, &comma);
             if (r == 0 && pieces.count > pieces_base) r = put_mixed(pieces_base);
         } else { /* attributes only: its text as it is, if any */
-            for (xml_node c = node.first_child(); c; c = c.next_sibling()) {
-                pugi::xml_node_type type = c.type();
-                r = DECLINE;
-                if (type == pugi::node_pcdata || type == pugi::node_cdata) r = piece(c.value(), type == pugi::node_cdata);
-                else if (type == pugi::node_comment && comment_ok(c.value())) r = 0;
-                if (r < 0) return r;
-            }
             bool empty = true;
             for (int32_t k = pieces_base; k < pieces.count && empty; k++) empty = pieces[k].n == 0;
             if (!empty && (!out.put(",\"#text\":", 9) || !put_string(pieces_base))) r = NO_MEMORY;
@@ -1244,14 +1233,9 @@ struct Conv {
                 close(cf);
                 continue;
             }
-            r = DECLINE;
-            if (type == pugi::node_pcdata || type == pugi::node_cdata) {
-                int32_t base = pieces.count;
-                r = piece(c.value(), type == pugi::node_cdata);
-                pieces.count = base;
-            } else if (type == pugi::node_comment && comment_ok(c.value())) {
-                r = 0;
-            }
+            int32_t base = pieces.count; /* (checked only) */
+            r = other_child(c, type);
+            pieces.count = base;
             if (r < 0) return r;
         }
         return 0;

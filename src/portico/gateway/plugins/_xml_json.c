@@ -1448,39 +1448,39 @@ static PyObject *strict_to_json(PyObject *data, long style, const char *soap) {
     return result;
 }
 
-/* the fast path (_xml_fast.cc) for the documents it vouches for, the strict path for the
- * others: the same JSON text, or the strict path's refusal */
-static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
+/* which paths a call takes: the fast one (_xml_fast.cc) for the documents it vouches for
+ * and the strict one for the others (xml_to_json); or, for the tests, one of them alone */
+enum { BOTH_PATHS, STRICT_PATH, FAST_PATH };
+
+/* the JSON text by those paths: the same JSON text, or the strict path's refusal; None
+ * where the fast path alone declines */
+static PyObject *by(int paths, PyObject *const *args, Py_ssize_t nargs) {
     long style;
     const char *soap;
     if (arguments(args, nargs, &style, &soap) < 0) return NULL;
-    int declined;
-    PyObject *fast = xml_fast_to_json(PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
-                                      (int)style, soap, &declined);
-    if (fast != NULL || !declined) return fast;
+    if (paths != STRICT_PATH) {
+        int declined;
+        PyObject *fast = xml_fast_to_json(PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
+                                          (int)style, soap, &declined);
+        if (fast != NULL || !declined) return fast;
+        if (paths == FAST_PATH) Py_RETURN_NONE;
+    }
     return strict_to_json(args[0], style, soap);
 }
 
-/* for the tests: each path alone (the fast one: None where it declines) */
+static PyObject *xml_to_json(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    return by(BOTH_PATHS, args, nargs);
+}
+
 static PyObject *strict_only(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    long style;
-    const char *soap;
-    if (arguments(args, nargs, &style, &soap) < 0) return NULL;
-    return strict_to_json(args[0], style, soap);
+    return by(STRICT_PATH, args, nargs);
 }
 
 static PyObject *fast_only(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    long style;
-    const char *soap;
-    if (arguments(args, nargs, &style, &soap) < 0) return NULL;
-    int declined;
-    PyObject *fast = xml_fast_to_json(PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]),
-                                      (int)style, soap, &declined);
-    if (fast != NULL || !declined) return fast;
-    Py_RETURN_NONE;
+    return by(FAST_PATH, args, nargs);
 }
 
 /* ------------------------------------------------------------------ the module */
